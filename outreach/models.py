@@ -1,0 +1,235 @@
+"""Kit's CRM: accounts and their members, campaigns, prospects, messages, replies, suppressions.
+
+Every tenant row carries ``account`` directly (not only through a parent), so every query
+filters by it and the tables can be distributed by account without code changes.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Lower
+
+
+class Account(models.Model):
+    class Subscription(models.TextChoices):
+        ACTIVE = "active", "Active"
+        PAST_DUE = "past_due", "Past due"
+        CANCELED = "canceled", "Canceled"
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    outreach_addon = models.BooleanField(
+        default=True, help_text="Whether the account has bought the Outreach add-on."
+    )
+    subscription_status = models.CharField(
+        max_length=16, choices=Subscription.choices, default=Subscription.ACTIVE
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(subscription_status__in=["active", "past_due", "canceled"]),
+                name="account_subscription_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Member(models.Model):
+    """A user's seat in one account. A user may hold seats in several accounts."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="members")
+    is_module_admin = models.BooleanField(
+        default=False, help_text="Outreach module admin: may save, compact and delete research."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["account", "user"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "account"], name="member_unique_per_account"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user.get_username()} @ {self.account.slug}"
+
+
+class Locale(models.TextChoices):
+    EN = "en", "English"
+    DE = "de", "Deutsch"
+    FR = "fr", "Français"
+    ES = "es", "Español"
+    PL = "pl", "Polski"
+
+
+class Campaign(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        ACTIVE = "active", "Active"
+        PAUSED = "paused", "Paused"
+        FINISHED = "finished", "Finished"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="campaigns")
+    name = models.CharField(max_length=200)
+    locale = models.CharField(max_length=2, choices=Locale.choices, default=Locale.EN)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["account", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "name"], name="campaign_unique_name"),
+            models.CheckConstraint(
+                condition=Q(locale__in=["en", "de", "fr", "es", "pl"]),
+                name="campaign_locale_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Prospect(models.Model):
+    """A contact in a campaign. ``company_domain`` is the registrable domain, lower case."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="prospects")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="prospects")
+    email = models.EmailField(max_length=254)
+    company_domain = models.CharField(max_length=253)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["email"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "email"], name="prospect_unique_email_per_campaign"
+            ),
+            models.CheckConstraint(
+                condition=Q(company_domain=Lower("company_domain")) & ~Q(company_domain=""),
+                name="prospect_company_domain_lowercase",
+            ),
+            models.CheckConstraint(
+                condition=Q(email=Lower("email")), name="prospect_email_lowercase"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["account", "company_domain"], name="prospect_account_domain"),
+            models.Index(fields=["account", "email"], name="prospect_account_email"),
+        ]
+
+    def __str__(self) -> str:
+        return self.email
+
+
+class Message(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        SENT = "sent", "Sent"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="messages")
+    prospect = models.ForeignKey(Prospect, on_delete=models.CASCADE, related_name="messages")
+    subject = models.CharField(max_length=300, blank=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.DRAFT)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            # A sent message has a send time; a draft has none.
+            models.CheckConstraint(
+                condition=(Q(status="sent") & Q(sent_at__isnull=False))
+                | (Q(status="draft") & Q(sent_at__isnull=True)),
+                name="message_sent_at_matches_status",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["account", "prospect", "status"], name="message_account_prospect"),
+        ]
+
+    def __str__(self) -> str:
+        return self.subject or f"message {self.pk}"
+
+
+class Reply(models.Model):
+    class Sentiment(models.TextChoices):
+        POSITIVE = "positive", "Positive"
+        NEUTRAL = "neutral", "Neutral"
+        NEGATIVE = "negative", "Negative"
+        BOUNCE = "bounce", "Bounce"
+        OUT_OF_OFFICE = "out_of_office", "Out of office"
+        UNSUBSCRIBE = "unsubscribe", "Unsubscribe"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="replies")
+    prospect = models.ForeignKey(Prospect, on_delete=models.CASCADE, related_name="replies")
+    received_at = models.DateTimeField()
+    sentiment = models.CharField(max_length=16, choices=Sentiment.choices)
+
+    class Meta:
+        verbose_name_plural = "replies"
+        ordering = ["-received_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(
+                    sentiment__in=[
+                        "positive",
+                        "neutral",
+                        "negative",
+                        "bounce",
+                        "out_of_office",
+                        "unsubscribe",
+                    ]
+                ),
+                name="reply_sentiment_valid",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["account", "prospect", "-received_at"], name="reply_account_prospect"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sentiment} reply"
+
+
+class Suppression(models.Model):
+    """An address or a whole domain the account must not contact."""
+
+    class Kind(models.TextChoices):
+        ADDRESS = "address", "Address"
+        DOMAIN = "domain", "Domain"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="suppressions")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    value = models.CharField(max_length=254, help_text="An email address or a domain, lower case.")
+    reason = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["kind", "value"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "kind", "value"], name="suppression_unique_entry"
+            ),
+            models.CheckConstraint(
+                condition=Q(value=Lower("value")) & ~Q(value=""), name="suppression_value_lowercase"
+            ),
+            models.CheckConstraint(
+                condition=(Q(kind="address") & Q(value__contains="@"))
+                | (Q(kind="domain") & ~Q(value__contains="@")),
+                name="suppression_value_matches_kind",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.value}"

@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class ProspectMemoryConfig(AppConfig):
+    name = "prospect_memory"
+    verbose_name = "Prospect memory"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from prospect_memory import checks  # noqa: F401  (registers the system checks)

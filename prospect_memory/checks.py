@@ -1,0 +1,63 @@
+"""System checks: fail early on unusable keys, an unknown provider or a missing pgvector."""
+
+from __future__ import annotations
+
+from django.core.checks import Error, Tags, register
+from django.db import connections
+from django.utils.module_loading import import_string
+
+
+@register()
+def check_encryption_keys(app_configs, **kwargs):
+    from prospect_memory.conf import app_settings
+    from prospect_memory.crypto import KeyConfigurationError, Keyring
+
+    try:
+        Keyring.from_strings(app_settings.ENCRYPTION_KEYS)
+    except KeyConfigurationError as exc:
+        return [
+            Error(
+                str(exc),
+                hint="PROSPECT_MEMORY_ENCRYPTION_KEYS takes comma-separated URL-safe base64 "
+                "keys of 32 bytes, newest first.",
+                id="prospect_memory.E001",
+            )
+        ]
+    return []
+
+
+@register()
+def check_embedding_provider(app_configs, **kwargs):
+    from prospect_memory.conf import app_settings
+
+    path = app_settings.EMBEDDING_PROVIDER
+    try:
+        import_string(path)
+    except ImportError as exc:
+        return [
+            Error(
+                f"embedding provider {path!r} cannot be imported: {exc}",
+                hint="Set PROSPECT_MEMORY['EMBEDDING_PROVIDER'] to a provider class path, e.g. "
+                "prospect_memory.embeddings.LocalProvider.",
+                id="prospect_memory.E002",
+            )
+        ]
+    return []
+
+
+@register(Tags.database)
+def check_pgvector_available(app_configs, databases=None, **kwargs):
+    errors = []
+    for alias in databases or []:
+        with connections[alias].cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+            if cursor.fetchone() is None:
+                errors.append(
+                    Error(
+                        f"the PostgreSQL behind database {alias!r} has no pgvector extension",
+                        hint="Install pgvector on that server, or unset DATABASE_URL to use "
+                        "Kit's embedded PostgreSQL, which ships it.",
+                        id="prospect_memory.E003",
+                    )
+                )
+    return errors

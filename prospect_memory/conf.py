@@ -1,0 +1,78 @@
+"""Prospect memory's settings: one ``PROSPECT_MEMORY`` dict merged over ``DEFAULTS``.
+
+No other module of the app reads ``django.conf.settings`` for app settings. The limits are
+the rules of SPEC section 4; every one can be changed per deployment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.signals import setting_changed
+
+DEFAULTS: dict[str, Any] = {
+    # Encryption at rest: URL-safe base64 256-bit keys, newest first.
+    "ENCRYPTION_KEYS": [],
+    # Embeddings: a dotted path to a provider class and the options it is built with.
+    "EMBEDDING_PROVIDER": "prospect_memory.embeddings.LocalProvider",
+    "EMBEDDING_OPTIONS": {},
+    "GEMINI_API_KEY": "",
+    # How long a save waits for the provider before storing the note as pending.
+    "EMBED_TIME_BUDGET_SECONDS": 2.0,
+    "EMBEDDING_INPUT_MAX_BYTES": 6 * 1024,
+    # Notes.
+    "BODY_MAX_BYTES": 10 * 1024,
+    "TITLE_MAX_CHARS": 120,
+    "SOURCE_URLS_MIN": 1,
+    "SOURCE_URLS_MAX": 20,
+    "SOURCE_URL_MAX_BYTES": 2 * 1024,
+    "OBSERVED_AT_MAX_FUTURE_DAYS": 1,
+    # Quotas.
+    "DAILY_SAVE_LIMIT": 200,
+    "DOMAIN_NOTE_LIMIT": 50,
+    # Freshness and housekeeping.
+    "STALE_AFTER_DAYS": 30,
+    "COMPACTION_SUGGESTED_ABOVE": 8,
+    "OVERLAP_PAIR_WINDOW": 20,
+    "OVERLAP_EXCERPT_CHARS": 300,
+    "RECALL_PAYLOAD_MAX_BYTES": 100 * 1024,
+}
+
+
+class AppSettings:
+    def __init__(self) -> None:
+        self._merged: dict[str, Any] | None = None
+
+    def _load(self) -> dict[str, Any]:
+        if self._merged is None:
+            user = getattr(settings, "PROSPECT_MEMORY", {}) or {}
+            unknown = sorted(set(user) - set(DEFAULTS))
+            if unknown:
+                from django.core.exceptions import ImproperlyConfigured
+
+                raise ImproperlyConfigured(f"unknown PROSPECT_MEMORY setting(s): {unknown}")
+            self._merged = {**DEFAULTS, **user}
+        return self._merged
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._load()[name]
+        except KeyError:
+            raise AttributeError(f"no PROSPECT_MEMORY setting {name!r}") from None
+
+    def reload(self) -> None:
+        self._merged = None
+
+
+app_settings = AppSettings()
+
+
+def _reload(*, setting: str, **kwargs: Any) -> None:
+    if setting == "PROSPECT_MEMORY":
+        app_settings.reload()
+
+
+setting_changed.connect(_reload)

@@ -1,0 +1,131 @@
+"""Encryption at rest for note titles and bodies.
+
+AES-256-GCM (authenticated) from `cryptography`. Several keys may be configured at once:
+the first encrypts, every one decrypts, so keys rotate without downtime
+(``manage.py reencrypt_notes`` moves every row to the newest key, after which older keys
+can be dropped). Each ciphertext is bound through the GCM associated data to the account,
+the row and the field it belongs to, so a ciphertext copied to another row, field or
+account fails to decrypt instead of showing the wrong tenant's text.
+
+Token layout: ``version (1 byte) | key id (4 bytes) | nonce (12 bytes) | ciphertext+tag``.
+The key id is the first four bytes of SHA-256 of the key, so decryption picks the right key
+without trying each one.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+FORMAT_VERSION = 1
+KEY_BYTES = 32
+KEY_ID_BYTES = 4
+NONCE_BYTES = 12
+_HEADER_BYTES = 1 + KEY_ID_BYTES + NONCE_BYTES
+
+
+class KeyConfigurationError(ValueError):
+    """The configured encryption keys cannot be used."""
+
+
+class DecryptionError(Exception):
+    """A ciphertext is corrupt, bound to another row or account, or its key is gone."""
+
+
+def generate_key() -> str:
+    """A new random 256-bit key in the form the settings expect (URL-safe base64)."""
+    return base64.urlsafe_b64encode(os.urandom(KEY_BYTES)).decode("ascii")
+
+
+def binding(*, table: str, account_id: object, row_id: object, field: str) -> bytes:
+    """The associated data that ties a ciphertext to one field of one row of one account."""
+    return f"kit/{table}/{account_id}/{row_id}/{field}".encode()
+
+
+def _decode_key(position: int, text: str) -> bytes:
+    try:
+        raw = base64.urlsafe_b64decode(text.strip().encode("ascii"))
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raw = b""
+    if len(raw) != KEY_BYTES:
+        raise KeyConfigurationError(
+            f"encryption key #{position + 1} is not {KEY_BYTES} bytes of URL-safe base64; "
+            "generate one with `python manage.py generate_encryption_key`"
+        )
+    return raw
+
+
+@dataclass(frozen=True)
+class Keyring:
+    """The configured keys, newest (encrypting) first."""
+
+    keys: tuple[tuple[bytes, AESGCM], ...]
+
+    @classmethod
+    def from_strings(cls, texts: list[str] | tuple[str, ...]) -> Keyring:
+        texts = [t for t in texts if t and t.strip()]
+        if not texts:
+            raise KeyConfigurationError(
+                "no encryption key is configured; set PROSPECT_MEMORY_ENCRYPTION_KEYS"
+            )
+        keys: list[tuple[bytes, AESGCM]] = []
+        seen: set[bytes] = set()
+        for position, text in enumerate(texts):
+            raw = _decode_key(position, text)
+            key_id = hashlib.sha256(raw).digest()[:KEY_ID_BYTES]
+            if key_id in seen:
+                raise KeyConfigurationError(f"encryption key #{position + 1} is listed twice")
+            seen.add(key_id)
+            keys.append((key_id, AESGCM(raw)))
+        return cls(tuple(keys))
+
+    @property
+    def primary_key_id(self) -> bytes:
+        return self.keys[0][0]
+
+    def encrypt(self, plaintext: str, *, context: bytes) -> bytes:
+        key_id, aead = self.keys[0]
+        header = bytes([FORMAT_VERSION]) + key_id
+        nonce = os.urandom(NONCE_BYTES)
+        return header + nonce + aead.encrypt(nonce, plaintext.encode("utf-8"), header + context)
+
+    def decrypt(self, token: bytes, *, context: bytes) -> str:
+        token = bytes(token)
+        if len(token) < _HEADER_BYTES + 16 or token[0] != FORMAT_VERSION:
+            raise DecryptionError("ciphertext is malformed")
+        key_id = token[1 : 1 + KEY_ID_BYTES]
+        aead = next((a for kid, a in self.keys if kid == key_id), None)
+        if aead is None:
+            raise DecryptionError("ciphertext was made with a key that is no longer configured")
+        header = token[: 1 + KEY_ID_BYTES]
+        nonce = token[1 + KEY_ID_BYTES : _HEADER_BYTES]
+        try:
+            plaintext = aead.decrypt(nonce, token[_HEADER_BYTES:], header + context)
+        except InvalidTag:
+            raise DecryptionError(
+                "ciphertext does not belong to this row or account, or was altered"
+            ) from None
+        return plaintext.decode("utf-8")
+
+    def is_current(self, token: bytes) -> bool:
+        """True when ``token`` is already encrypted under the newest key."""
+        return bytes(token[1 : 1 + KEY_ID_BYTES]) == self.primary_key_id
+
+
+@lru_cache(maxsize=8)
+def keyring_for(keys: tuple[str, ...]) -> Keyring:
+    return Keyring.from_strings(keys)
+
+
+def keyring() -> Keyring:
+    """The keyring of the current settings."""
+    from prospect_memory.conf import app_settings
+
+    return keyring_for(tuple(app_settings.ENCRYPTION_KEYS))

@@ -1,0 +1,139 @@
+"""Embedding providers: turn a note's title and body into a vector for overlap and ranking.
+
+The provider is named by dotted path in ``PROSPECT_MEMORY["EMBEDDING_PROVIDER"]`` and built
+with ``PROSPECT_MEMORY["EMBEDDING_OPTIONS"]``. Each provider carries its own overlap
+thresholds, since distances mean different things for different models.
+
+The provider sees title and body text only: never ids, emails or account names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import re
+import unicodedata
+from abc import ABC, abstractmethod
+from functools import lru_cache
+
+from django.utils.module_loading import import_string
+
+
+class EmbeddingError(Exception):
+    """The provider could not embed the texts."""
+
+    retryable = False
+
+
+class RetryableEmbeddingError(EmbeddingError):
+    """Worth trying again later: rate limits, timeouts, 5xx, connection failures."""
+
+    retryable = True
+
+
+class PermanentEmbeddingError(EmbeddingError):
+    """Trying again will not help: bad key, bad request, a malformed answer."""
+
+
+class EmbeddingProvider(ABC):
+    #: Recorded with every vector; a vector from another model is never compared.
+    model: str
+    dimensions: int
+    #: Cosine distance at or below which two notes are near duplicates.
+    near_duplicate_distance: float = 0.10
+    #: Cosine distance at or below which two notes overlap.
+    overlap_distance: float = 0.30
+
+    def __init__(
+        self,
+        *,
+        near_duplicate_distance: float | None = None,
+        overlap_distance: float | None = None,
+    ) -> None:
+        if near_duplicate_distance is not None:
+            self.near_duplicate_distance = near_duplicate_distance
+        if overlap_distance is not None:
+            self.overlap_distance = overlap_distance
+
+    @abstractmethod
+    def embed_documents(
+        self, texts: list[str], *, timeout: float | None = None
+    ) -> list[list[float]]:
+        """One unit-length vector per text, for storing with notes."""
+
+    def embed_query(self, text: str, *, timeout: float | None = None) -> list[float]:
+        """A vector for a recall query, comparable with document vectors."""
+        return self.embed_documents([text], timeout=timeout)[0]
+
+
+def normalise(vector: list[float]) -> list[float]:
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0:
+        return vector
+    return [v / norm for v in vector]
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class LocalProvider(EmbeddingProvider):
+    """Deterministic, offline embeddings from hashed words, word pairs and character trigrams.
+
+    Good for: the default set-up and the tests. It needs no network and no model files, and
+    gives the same vector for the same text in every process. It catches what overlap is
+    mostly about in practice: the same finding saved twice, the same fact restated with small
+    edits, notes built from the same page.
+
+    Not good for: meaning. Synonyms, paraphrases with different words and text in different
+    languages look unrelated to it. Use the Gemini provider for semantic recall.
+    """
+
+    model = "kit-local-hash-v1"
+    dimensions = 384
+    near_duplicate_distance = 0.10
+    overlap_distance = 0.30
+
+    def _features(self, text: str) -> dict[int, float]:
+        text = unicodedata.normalize("NFKC", text).casefold()
+        words = _WORD.findall(text)
+        grams: list[str] = [f"w:{w}" for w in words]
+        grams += [f"b:{a} {b}" for a, b in itertools.pairwise(words)]
+        for word in words:
+            padded = f" {word} "
+            grams += [f"c:{padded[i : i + 3]}" for i in range(len(padded) - 2)]
+        counts: dict[str, int] = {}
+        for gram in grams:
+            counts[gram] = counts.get(gram, 0) + 1
+        features: dict[int, float] = {}
+        for gram, count in counts.items():
+            digest = hashlib.blake2b(gram.encode(), digest_size=8).digest()
+            index = int.from_bytes(digest[:4], "little") % self.dimensions
+            sign = 1.0 if digest[4] & 1 else -1.0
+            features[index] = features.get(index, 0.0) + sign * (1.0 + math.log(count))
+        return features
+
+    def embed_documents(
+        self, texts: list[str], *, timeout: float | None = None
+    ) -> list[list[float]]:
+        vectors = []
+        for text in texts:
+            dense = [0.0] * self.dimensions
+            for index, weight in self._features(text).items():
+                dense[index] = weight
+            vectors.append(normalise(dense))
+        return vectors
+
+
+@lru_cache(maxsize=4)
+def _build(path: str, options: tuple) -> EmbeddingProvider:
+    return import_string(path)(**dict(options))
+
+
+def get_provider() -> EmbeddingProvider:
+    """The configured provider (built once per configuration)."""
+    from prospect_memory.conf import app_settings
+
+    return _build(
+        app_settings.EMBEDDING_PROVIDER, tuple(sorted(app_settings.EMBEDDING_OPTIONS.items()))
+    )

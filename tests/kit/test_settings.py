@@ -1,0 +1,74 @@
+"""Settings come from the environment, with safe production defaults."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from prospect_memory.crypto import generate_key
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _manage(*args, env):
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _production_env(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG"))}
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "kit.settings",
+            "SECRET_KEY": "x" * 60 + "production-like-secret-key-Zq9!",
+            "PROSPECT_MEMORY_ENCRYPTION_KEYS": generate_key(),
+            "ALLOWED_HOSTS": "kit.example.com",
+            "KIT_DATA_DIR": str(tmp_path),
+            # The test cluster, so no second server starts for this check.
+            "DATABASE_URL": os.environ["DATABASE_URL"],
+        }
+    )
+    env.pop("SECURE_SSL_REDIRECT", None)
+    env.pop("SESSION_COOKIE_SECURE", None)
+    env.pop("CSRF_COOKIE_SECURE", None)
+    return env
+
+
+def test_check_deploy_is_clean_with_production_like_environment(tmp_path):
+    result = _manage("check", "--deploy", "--fail-level", "WARNING", env=_production_env(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_check_deploy_flags_generated_development_secrets(tmp_path):
+    env = _production_env(tmp_path)
+    del env["SECRET_KEY"], env["PROSPECT_MEMORY_ENCRYPTION_KEYS"]
+    result = _manage("check", "--deploy", "--fail-level", "WARNING", env=env)
+    assert result.returncode != 0
+    assert "kit.W001" in result.stderr
+    assert "SECRET_KEY was generated" in result.stderr
+    assert "PROSPECT_MEMORY_ENCRYPTION_KEYS was generated" in result.stderr
+    # The generated secrets are kept private to the owner.
+    assert (tmp_path / "encryption_key").stat().st_mode & 0o077 == 0
+
+
+def test_debug_is_off_unless_asked(settings):
+    from kit import settings as kit_settings
+
+    assert "DEBUG" not in os.environ or os.environ["DEBUG"].lower() in {"0", "false", "off"}
+    assert kit_settings.DEBUG is False
+
+
+def test_bad_encryption_key_fails_the_system_check(tmp_path):
+    env = _production_env(tmp_path)
+    env["PROSPECT_MEMORY_ENCRYPTION_KEYS"] = "not-a-key"
+    result = _manage("check", env=env)
+    assert result.returncode != 0
+    assert "prospect_memory.E001" in result.stderr
+    assert "encryption key #1" in result.stderr

@@ -1,0 +1,32 @@
+"""Settings for the test suite: Kit's settings over a throwaway embedded PostgreSQL.
+
+Unless DATABASE_URL is set (it must then have pgvector), each test run starts its own
+PostgreSQL 18 + pgvector cluster in a temporary directory and deletes it at exit. The URL
+is exported so processes the tests start (live servers, workers) reach the same server.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
+os.environ.setdefault("SESSION_COOKIE_SECURE", "false")
+os.environ.setdefault("CSRF_COOKIE_SECURE", "false")
+os.environ.setdefault("SECRET_KEY", "kit-test-secret-key-not-for-production-use-0123456789")
+
+_scratch = Path(tempfile.mkdtemp(prefix="kit-test-"))
+os.environ.setdefault("KIT_DATA_DIR", str(_scratch / "data"))
+
+if not os.environ.get("PROSPECT_MEMORY_ENCRYPTION_KEYS"):
+    from prospect_memory.crypto import generate_key
+
+    os.environ["PROSPECT_MEMORY_ENCRYPTION_KEYS"] = generate_key()
+
+if not os.environ.get("DATABASE_URL"):
+    from kit.db import database_url, throwaway_database
+
+    os.environ["DATABASE_URL"] = database_url(throwaway_database(_scratch))
+
+from kit.settings import *  # noqa: E402, F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
