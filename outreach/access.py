@@ -1,0 +1,76 @@
+"""Who is acting, for which account, and what the account and role allow.
+
+Every write and read of prospect memory takes an :class:`Actor`. The rules here are the
+product's, shared by every interface (MCP, REST, pages, admin): the Outreach add-on and an
+active subscription for anything an agent or member does, module admin for writes. Staff
+moderating in Django admin act on an account without being its members.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from outreach.errors import AddonRequired, NotModuleAdmin, SubscriptionInactive
+from outreach.models import Account, Member
+
+
+@dataclass(frozen=True)
+class Actor:
+    account: Account
+    member: Member | None = None
+    #: The OAuth client the request came through, when it came over MCP/OAuth.
+    oauth_application: Any = None
+    #: A Kit staff user moderating in Django admin.
+    staff_user: Any = None
+
+    @classmethod
+    def for_member(cls, member: Member, *, oauth_application: Any = None) -> Actor:
+        return cls(account=member.account, member=member, oauth_application=oauth_application)
+
+    @classmethod
+    def for_staff(cls, user: Any, account: Account) -> Actor:
+        if not (user and user.is_active and user.is_staff):
+            raise NotModuleAdmin("only Kit staff may moderate research in the admin")
+        return cls(account=account, staff_user=user)
+
+    @property
+    def label(self) -> str:
+        user = self.member.user if self.member else self.staff_user
+        return user.get_username() if user else ""
+
+    @property
+    def is_staff(self) -> bool:
+        return self.member is None and self.staff_user is not None
+
+
+def require_outreach(actor: Actor) -> None:
+    """The account must have the Outreach add-on and an active subscription."""
+    if actor.is_staff:
+        return
+    account = actor.account
+    if not account.outreach_addon:
+        raise AddonRequired(
+            f"Account '{account.slug}' does not have the Outreach add-on, which prospect "
+            "memory is part of. An account owner can add it under Billing; then try again.",
+            details={"account": account.slug},
+        )
+    if account.subscription_status != Account.Subscription.ACTIVE:
+        raise SubscriptionInactive(
+            f"Account '{account.slug}' has a {account.subscription_status.replace('_', ' ')} "
+            "subscription. An account owner can bring billing up to date; then try again.",
+            details={"account": account.slug, "subscription": account.subscription_status},
+        )
+
+
+def require_module_admin(actor: Actor) -> None:
+    """Writes need an Outreach module admin (or Kit staff moderating)."""
+    require_outreach(actor)
+    if actor.is_staff:
+        return
+    if actor.member is None or not actor.member.is_module_admin:
+        raise NotModuleAdmin(
+            "Only Outreach module admins may change prospect research. Ask an admin of "
+            f"account '{actor.account.slug}' to make you one, or use a module admin's token.",
+            details={"account": actor.account.slug},
+        )

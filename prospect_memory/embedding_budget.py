@@ -1,0 +1,51 @@
+"""Calling the embedding provider from a request, within a time budget.
+
+A save must answer quickly and must never lose a note to a slow or failing provider, so the
+provider gets ``EMBED_TIME_BUDGET_SECONDS``; past that the note is stored with a pending
+embedding and a Celery task finishes the work.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+
+from prospect_memory.conf import app_settings
+from prospect_memory.embeddings import EmbeddingError, EmbeddingProvider, get_provider
+
+logger = logging.getLogger(__name__)
+
+# Threads outlive a timed-out call without blocking the request that gave up on it.
+_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="kit-embed")
+
+
+@dataclass(frozen=True)
+class Embedded:
+    provider: EmbeddingProvider
+    vector: list[float] | None
+    #: Why there is no vector, in words an agent can act on.
+    problem: str = ""
+
+    @property
+    def model(self) -> str:
+        return self.provider.model
+
+
+def embed_within_budget(text: str, *, query: bool = False) -> Embedded:
+    provider = get_provider()
+    budget = float(app_settings.EMBED_TIME_BUDGET_SECONDS)
+    call = provider.embed_query if query else provider.embed_documents
+    argument = text if query else [text]
+    future = _pool.submit(call, argument, timeout=budget)
+    try:
+        result = future.result(timeout=budget)
+    except FutureTimeout:
+        logger.warning("embedding provider %s exceeded the %.1fs budget", provider.model, budget)
+        return Embedded(provider, None, f"the embedding provider did not answer within {budget:g}s")
+    except EmbeddingError as exc:
+        logger.warning("embedding provider %s failed: %s", provider.model, exc)
+        return Embedded(provider, None, "the embedding provider is unavailable")
+    vector = result if query else result[0]
+    return Embedded(provider, vector)

@@ -1,0 +1,23 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from prospect_memory.embeddings import EmbeddingError
+from prospect_memory.services import embeddings_backfill
+
+
+class Command(BaseCommand):
+    help = (
+        "Embed notes whose embedding is pending or from another model. Celery beat runs "
+        "this every five minutes; without a broker, run it from cron."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--limit", type=int, default=1000)
+
+    def handle(self, *args, limit, **options):
+        if limit < 1:
+            raise CommandError("--limit must be at least 1")
+        try:
+            stored = embeddings_backfill(limit=limit)
+        except EmbeddingError as exc:
+            raise CommandError(f"the embedding provider failed: {exc}; try again later") from None
+        self.stdout.write(f"Embedded {stored} note(s).")
