@@ -50,7 +50,9 @@ class FakeGemini:
         server.daemon_threads = True
         self._port = server.server_address[1]
         self._server = server
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:

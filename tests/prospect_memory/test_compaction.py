@@ -8,8 +8,8 @@ from outreach.access import Actor
 from outreach.errors import NotModuleAdmin
 from prospect_memory.errors import (
     DomainNoteLimitReached,
-    NotFound,
     NoteCountMismatch,
+    NotFound,
     ValidationFailed,
 )
 from prospect_memory.models import AuditEvent, Compaction, Dossier, Note

@@ -5,8 +5,8 @@ from datetime import timedelta
 import pytest
 
 from outreach.services import suppression_add
-from prospect_memory.selectors import dossier_recall, recall_data
 from prospect_memory.rules import utc_today
+from prospect_memory.selectors import dossier_recall, recall_data
 from tests import factories
 from tests.factories import save_note
 

@@ -1,0 +1,55 @@
+"""A failing or slow embedding provider never loses a note."""
+
+import pytest
+
+from prospect_memory.models import Note
+from prospect_memory.services import embeddings_backfill
+from tests.factories import save_note
+
+pytestmark = pytest.mark.django_db
+
+SERIES_B = "Acme raised a Series B of 40M led by Example Ventures."
+
+
+def test_save_with_a_healthy_provider_is_embedded_at_once(actor, gemini):
+    save_note(actor, body=SERIES_B)
+    result = save_note(actor, body=SERIES_B + " Confirmed.", source_urls=["https://x.example/"])
+    assert result.embedding_status == "ready"
+    assert Note.objects.filter(embedding_model="gemini-embedding-001/768").count() == 2
+    assert len(result.overlap.near_duplicates) == 1
+
+
+@pytest.mark.parametrize("fault", ["down", "slow", "429", "503", "garbage", "400"])
+def test_note_is_stored_pending_when_the_provider_fails(actor, gemini, fault):
+    save_note(actor, body="an earlier note", source_urls=["https://acme.dev/earlier"])
+    if fault == "down":
+        gemini.stop()
+    elif fault == "slow":
+        gemini.delay = 3.0  # the time budget is 1 s
+    else:
+        gemini.mode = fault
+    result = save_note(actor, body=SERIES_B)
+    assert result.embedding_status == "pending"
+    overlap = result.overlap.as_data()
+    assert (overlap["compared"], overlap["skipped"], overlap["semantic_check"]) == (
+        0,
+        1,
+        "partial",
+    )
+    stored = Note.objects.get(id=result.note.id)
+    assert stored.body == SERIES_B
+    assert stored.embedding is None
+
+
+def test_pending_notes_are_backfilled_when_the_provider_returns(actor, gemini):
+    gemini.mode = "503"
+    ids = [save_note(actor, body=f"{SERIES_B} v{i}").note.id for i in range(3)]
+    assert set(Note.objects.values_list("embedding_status", flat=True)) == {"pending"}
+    gemini.mode = "ok"
+    assert embeddings_backfill() == 3
+    assert set(Note.objects.filter(id__in=ids).values_list("embedding_status", flat=True)) == {
+        "ready"
+    }
+    again = save_note(actor, body=SERIES_B, source_urls=["https://other.example/"])
+    assert again.overlap.skipped == 0
+    assert len(again.overlap.near_duplicates) == 3
