@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import Q
 
-from outreach.models import Account, Campaign, Member, Message, Reply, Suppression
+from outreach.models import Account, Member, Suppression
 
 
 @dataclass(frozen=True)
@@ -45,12 +46,6 @@ class Relationship:
         return bool(self.suppression_matches)
 
 
-def _campaign_ref(campaign: Campaign) -> CampaignRef:
-    return CampaignRef(
-        id=campaign.pk, name=campaign.name, locale=campaign.locale, status=campaign.status
-    )
-
-
 def suppression_matches(
     *, account: Account, domain: str, address: str | None = None
 ) -> list[SuppressionMatch]:
@@ -72,40 +67,84 @@ def suppression_matches(
     ]
 
 
+# One round trip: recall runs on every agent step, so the relationship is read with a
+# single statement of scalar subqueries, each filtered by the account.
+_RELATIONSHIP_SQL = """
+SELECT
+  (SELECT coalesce(json_agg(json_build_object(
+              'id', c.id, 'name', c.name, 'locale', c.locale, 'status', c.status)
+            ORDER BY c.name, c.id), '[]'::json)
+     FROM outreach_campaign c
+    WHERE c.account_id = %(account)s
+      AND EXISTS (SELECT 1 FROM outreach_prospect p
+                   WHERE p.account_id = %(account)s AND p.campaign_id = c.id
+                     AND p.company_domain = %(domain)s)),
+  (SELECT count(*)
+     FROM outreach_message m JOIN outreach_prospect p ON p.id = m.prospect_id
+    WHERE m.account_id = %(account)s AND p.account_id = %(account)s
+      AND p.company_domain = %(domain)s AND m.status = 'sent'),
+  (SELECT json_build_object(
+            'sentiment', r.sentiment, 'received_at', r.received_at,
+            'campaign', json_build_object(
+                'id', c.id, 'name', c.name, 'locale', c.locale, 'status', c.status))
+     FROM outreach_reply r
+     JOIN outreach_prospect p ON p.id = r.prospect_id
+     JOIN outreach_campaign c ON c.id = p.campaign_id
+    WHERE r.account_id = %(account)s AND p.account_id = %(account)s
+      AND p.company_domain = %(domain)s
+    ORDER BY r.received_at DESC, r.id DESC
+    LIMIT 1),
+  (SELECT coalesce(json_agg(json_build_object('kind', s.kind, 'value', s.value)
+            ORDER BY s.kind, s.value), '[]'::json)
+     FROM outreach_suppression s
+    WHERE s.account_id = %(account)s
+      AND ((s.kind = 'domain' AND (s.value = %(domain)s OR s.value LIKE %(subdomains)s))
+           OR (s.kind = 'address' AND s.value = %(address)s)))
+"""
+
+
+def _ref(data: dict) -> CampaignRef:
+    return CampaignRef(
+        id=data["id"], name=data["name"], locale=data["locale"], status=data["status"]
+    )
+
+
 def relationship_for_domain(
     *, account: Account, domain: str, address: str | None = None
 ) -> Relationship:
-    """The account's history with the company at ``domain`` (a registrable domain)."""
-    campaigns = (
-        Campaign.objects.filter(
-            account=account, prospects__account=account, prospects__company_domain=domain
+    """The account's history with the company at ``domain`` (a registrable domain).
+
+    Domain suppression entries match the company and its subdomains; address entries match
+    only ``address`` (see :func:`suppression_matches`).
+    """
+    escaped = domain.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _RELATIONSHIP_SQL,
+            {
+                "account": account.pk,
+                "domain": domain,
+                "subdomains": f"%.{escaped}",
+                "address": (address or "").lower(),
+            },
         )
-        .distinct()
-        .order_by("name")
-    )
-    messages_sent = Message.objects.filter(
-        account=account, prospect__company_domain=domain, status=Message.Status.SENT
-    ).count()
-    last = (
-        Reply.objects.filter(account=account, prospect__company_domain=domain)
-        .select_related("prospect__campaign")
-        .order_by("-received_at", "-pk")
-        .first()
-    )
+        campaigns, messages_sent, last, suppressions = cursor.fetchone()
     last_reply = (
         LastReply(
-            sentiment=last.sentiment,
-            received_at=last.received_at,
-            campaign=_campaign_ref(last.prospect.campaign),
+            sentiment=last["sentiment"],
+            received_at=datetime.fromisoformat(last["received_at"]),
+            campaign=_ref(last["campaign"]),
         )
         if last
         else None
     )
     return Relationship(
-        campaigns=[_campaign_ref(c) for c in campaigns],
+        campaigns=[_ref(c) for c in campaigns],
         messages_sent=messages_sent,
         last_reply=last_reply,
-        suppression_matches=suppression_matches(account=account, domain=domain, address=address),
+        suppression_matches=[
+            SuppressionMatch(kind=s["kind"], value=s["value"]) for s in suppressions
+        ],
     )
 
 

@@ -23,6 +23,14 @@ from prospect_memory.crypto import binding, keyring
 NOTE_TABLE = "prospect_memory.note"
 
 
+def note_plaintext(*, account_id: object, note_id: object, field: str, token: bytes | None) -> str:
+    """Decrypt one field of a note from its stored ciphertext (no model instance needed)."""
+    if not token:
+        return ""
+    context = binding(table=NOTE_TABLE, account_id=account_id, row_id=note_id, field=field)
+    return keyring().decrypt(token, context=context)
+
+
 class Dossier(models.Model):
     """Everything one account knows about one company, and the lock anchor for its writes.
 
@@ -154,13 +162,15 @@ class Note(models.Model):
 
     @property
     def title(self) -> str:
-        if not self.title_ciphertext:
-            return ""
-        return keyring().decrypt(self.title_ciphertext, context=self._context("title"))
+        return note_plaintext(
+            account_id=self.account_id, note_id=self.pk, field="title", token=self.title_ciphertext
+        )
 
     @property
     def body(self) -> str:
-        return keyring().decrypt(self.body_ciphertext, context=self._context("body"))
+        return note_plaintext(
+            account_id=self.account_id, note_id=self.pk, field="body", token=self.body_ciphertext
+        )
 
 
 class Compaction(models.Model):

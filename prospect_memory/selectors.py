@@ -10,9 +10,10 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from functools import cached_property
 
 from django.db import connection
-from django.db.models import Case, FloatField, QuerySet, When
+from django.db.models import Case, FloatField, When
 from pgvector.django import CosineDistance
 
 from outreach.access import Actor, require_outreach
@@ -20,8 +21,34 @@ from outreach.selectors import Relationship, relationship_for_domain
 from prospect_memory.conf import app_settings
 from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import NotFound
-from prospect_memory.models import Compaction, Dossier, Note
+from prospect_memory.models import Compaction, Note, note_plaintext
 from prospect_memory.rules import utc_today
+
+# Recall is the hot path of every agent run: its notes are read with one hand-written
+# statement (no model instances), filtered by account first, served by note_dossier_active.
+_RECALL_NOTES_SQL = """
+SELECT n.id, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
+       n.observed_at, n.created_at, n.embedding_status, u.username, a.name
+  FROM prospect_memory_note n
+  JOIN prospect_memory_dossier d ON d.id = n.dossier_id AND d.account_id = n.account_id
+  LEFT JOIN outreach_member m ON m.id = n.member_id
+  LEFT JOIN auth_user u ON u.id = m.user_id
+  LEFT JOIN oauth2_provider_application a ON a.id = n.oauth_application_id
+ WHERE n.account_id = %s AND d.domain = %s AND n.status = 'active'
+ ORDER BY n.observed_at DESC, n.created_at DESC, n.id
+"""
+_RECALL_COLUMNS = (
+    "id",
+    "account_id",
+    "title_ciphertext",
+    "body_ciphertext",
+    "source_urls",
+    "observed_at",
+    "created_at",
+    "embedding_status",
+    "member",
+    "oauth_client",
+)
 
 # --- access helpers ---------------------------------------------------------------------
 
@@ -66,12 +93,6 @@ def compaction_for_actor(actor: Actor, compaction_id: object) -> Compaction:
     return compaction
 
 
-def active_notes(*, account, dossier: Dossier | None) -> QuerySet[Note]:
-    if dossier is None:
-        return Note.objects.none()
-    return Note.objects.filter(account=account, dossier=dossier, status=Note.Status.ACTIVE)
-
-
 def notes_list(*, actor: Actor, domain: str | None = None, stale: bool | None = None):
     """Active notes of the account, newest observed first, optionally for one domain."""
     require_outreach(actor)
@@ -105,6 +126,8 @@ def is_stale(observed_at: date, today: date | None = None) -> bool:
 
 @dataclass(frozen=True)
 class NoteView:
+    """A note as every interface shows it: decrypted, with freshness and attribution."""
+
     id: uuid.UUID
     domain: str
     title: str
@@ -140,7 +163,33 @@ class NoteView:
             oauth_client=client,
         )
 
+    @classmethod
+    def from_values(cls, row: dict, *, domain: str, today: date) -> NoteView:
+        """From a row of the recall statement, without model instances."""
+        note_id, account_id = row["id"], row["account_id"]
+        return cls(
+            id=note_id,
+            domain=domain,
+            title=note_plaintext(
+                account_id=account_id, note_id=note_id, field="title", token=row["title_ciphertext"]
+            ),
+            body=note_plaintext(
+                account_id=account_id, note_id=note_id, field="body", token=row["body_ciphertext"]
+            ),
+            source_urls=row["source_urls"],
+            observed_at=row["observed_at"],
+            created_at=row["created_at"],
+            stale=is_stale(row["observed_at"], today),
+            age_days=(today - row["observed_at"]).days,
+            member=row["member"],
+            oauth_client=row["oauth_client"],
+        )
+
     def as_data(self) -> dict:
+        return dict(self._data)
+
+    @cached_property
+    def _data(self) -> dict:
         return {
             "id": str(self.id),
             "title": self.title,
@@ -163,13 +212,15 @@ class OverlapPair:
     distance: float
 
 
-def overlap_pairs(*, account, notes: list[Note], model: str, threshold: float) -> list[OverlapPair]:
-    """Pairs among ``notes`` (one account's one domain) within ``threshold`` cosine distance.
+def overlap_pairs(
+    *, account, note_ids: list[uuid.UUID], model: str, threshold: float
+) -> list[OverlapPair]:
+    """Pairs among ``note_ids`` (one account's one domain) within ``threshold`` distance.
 
     Computed in PostgreSQL over at most OVERLAP_PAIR_WINDOW notes; only vectors of ``model``
     are compared.
     """
-    ids = [n.id for n in notes if n.embedding_status == Note.EmbeddingStatus.READY]
+    ids = list(note_ids)
     if len(ids) < 2:
         return []
     with connection.cursor() as cursor:
@@ -264,8 +315,8 @@ def stop_reasons(relationship: Relationship, domain: str) -> list[StopReason]:
     return reasons
 
 
-def _payload_size(view: NoteView) -> int:
-    return len(json.dumps(view.as_data(), ensure_ascii=False).encode("utf-8"))
+def _json_size(value) -> int:
+    return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
 
 
 def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) -> Recall:
@@ -276,21 +327,22 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
     relationship = relationship_for_domain(
         account=account, domain=resolved.domain, address=resolved.address
     )
-    dossier = Dossier.objects.filter(account=account, domain=resolved.domain).first()
-    rows = list(
-        active_notes(account=account, dossier=dossier)
-        .select_related("member__user", "oauth_application")
-        .order_by("-observed_at", "-created_at", "id")
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(_RECALL_NOTES_SQL, [account.pk, resolved.domain])
+        rows = [dict(zip(_RECALL_COLUMNS, row, strict=True)) for row in cursor.fetchall()]
     today = utc_today()
-    views = [NoteView.of(n, domain=resolved.domain, today=today) for n in rows]
+    views = [NoteView.from_values(row, domain=resolved.domain, today=today) for row in rows]
 
     from prospect_memory.embeddings import get_provider
 
     provider = get_provider()
-    window = rows[: app_settings.OVERLAP_PAIR_WINDOW]
+    window = [
+        row["id"]
+        for row in rows[: app_settings.OVERLAP_PAIR_WINDOW]
+        if row["embedding_status"] == Note.EmbeddingStatus.READY
+    ]
     pairs = overlap_pairs(
-        account=account, notes=window, model=provider.model, threshold=provider.overlap_distance
+        account=account, note_ids=window, model=provider.model, threshold=provider.overlap_distance
     )
 
     recall = Recall(
@@ -300,19 +352,19 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
         note_count=len(views),
         overlap_pairs=pairs,
         relationship=relationship,
-        newest_observed_at=rows[0].observed_at if rows else None,
+        newest_observed_at=rows[0]["observed_at"] if rows else None,
         stop_reasons=stop_reasons(relationship, resolved.domain),
     )
-    _apply_payload_cap(recall, rows, query)
+    _apply_payload_cap(recall, account, query)
     return recall
 
 
-def _apply_payload_cap(recall: Recall, rows: list[Note], query: str | None) -> None:
+def _apply_payload_cap(recall: Recall, account, query: str | None) -> None:
     """Above RECALL_PAYLOAD_MAX_BYTES keep the best-ranked notes that fit, newest first."""
     cap = app_settings.RECALL_PAYLOAD_MAX_BYTES
-    sizes = {v.id: _payload_size(v) for v in recall.notes}
-    if sum(sizes.values()) <= cap:
+    if _json_size([v._data for v in recall.notes]) <= cap:
         return
+    sizes = {v.id: _json_size(v._data) for v in recall.notes}
     ranked = [v.id for v in recall.notes]  # recency
     if query and query.strip():
         from prospect_memory.embedding_budget import embed_within_budget
@@ -320,7 +372,7 @@ def _apply_payload_cap(recall: Recall, rows: list[Note], query: str | None) -> N
         embedded = embed_within_budget(query.strip(), query=True)
         if embedded.vector is not None:
             distances = dict(
-                Note.objects.filter(id__in=[r.id for r in rows], account_id=rows[0].account_id)
+                Note.objects.filter(id__in=ranked, account=account)
                 .annotate(distance=distance_annotation(embedded.vector, embedded.model))
                 .values_list("id", "distance")
             )

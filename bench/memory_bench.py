@@ -1,0 +1,402 @@
+#!/usr/bin/env python
+"""Prospect memory at scale: recall and save latency at 1k, 100k and 1M stored notes.
+
+Seeds the notes in bulk (COPY) across many accounts and domains, then measures, at each
+size, in-process and on this machine:
+
+- ``dossier_recall`` + ``recall_data`` on full 50-note dossiers (the service an MCP tool or
+  REST view calls; no HTTP);
+- the floor: the same recall as hand-written SQL (notes, relationship, overlap pairs) plus
+  decryption, with no ORM, no dataclasses and no payload building;
+- ``note_save`` with the local embedding provider, on fresh domains of the measured accounts.
+
+Run: ``scripts/bench`` (all sizes) or ``scripts/bench --sizes 1000,10000`` (quick).
+It starts its own throwaway embedded PostgreSQL unless DATABASE_URL is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+PROBE_ACCOUNTS = 10
+NOTES_PER_FILLER_DOSSIER = 10
+DOSSIERS_PER_FILLER_ACCOUNT = 100
+FACTS = [
+    "raised a Series {n} round led by a European fund",
+    "is hiring {n} engineers for its data platform",
+    "moved its headquarters to a larger office in Lyon",
+    "launched a self-serve plan priced per seat",
+    "named a new VP of Sales who joined from a competitor",
+    "runs its product on Django and PostgreSQL",
+    "signed a partnership with a logistics provider",
+    "opened a subsidiary in Warsaw with {n} people",
+]
+
+
+def setup(args) -> None:
+    scratch = Path(tempfile.mkdtemp(prefix="kit-bench-"))
+    os.environ.setdefault("KIT_DATA_DIR", str(scratch / "data"))
+    os.environ.setdefault("SECRET_KEY", "kit-bench-" + uuid.uuid4().hex * 2)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "kit.settings"
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    from prospect_memory.crypto import generate_key
+
+    os.environ.setdefault("PROSPECT_MEMORY_ENCRYPTION_KEYS", generate_key())
+    if not os.environ.get("DATABASE_URL"):
+        from kit.db import database_url, throwaway_database
+
+        os.environ["DATABASE_URL"] = database_url(throwaway_database(scratch))
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+
+    from prospect_memory.conf import app_settings
+
+    settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, "DAILY_SAVE_LIMIT": 10**9}
+    app_settings.reload()
+    call_command("migrate", verbosity=0)
+
+
+def body_for(rng: random.Random, domain: str) -> str:
+    facts = rng.sample(FACTS, 3)
+    return (
+        " ".join(f"{domain.split('.')[0].title()} {f.format(n=rng.randint(2, 40))}." for f in facts)
+        + f" Reported in the company blog; ref {rng.randint(1000, 9999)}."
+    )
+
+
+def seed_probes(rng: random.Random):
+    """Ten accounts, each with one full 50-note dossier saved through the real service."""
+    from outreach.access import Actor
+    from outreach.services import (
+        account_create,
+        campaign_create,
+        member_create,
+        message_record,
+        prospect_create,
+        reply_record,
+        suppression_add,
+    )
+    from prospect_memory.services import note_save
+
+    probes = []
+    today = datetime.now(UTC).date()
+    for i in range(PROBE_ACCOUNTS):
+        account = account_create(slug=f"probe-{i}")
+        actor = Actor.for_member(
+            member_create(account=account, email=f"p{i}@bench.example", is_module_admin=True)
+        )
+        domain = f"probe{i}-bench.com"
+        campaign = campaign_create(account=account, name="Bench")
+        prospect = prospect_create(campaign=campaign, email=f"ceo@{domain}", company_domain=domain)
+        message_record(prospect=prospect, subject="hi", sent_at=datetime.now(UTC))
+        reply_record(prospect=prospect, sentiment="neutral", received_at=datetime.now(UTC))
+        suppression_add(account=account, kind="address", value=f"nobody@{domain}")
+        for n in range(50):
+            note_save(
+                actor=actor,
+                domain=domain,
+                title=f"Finding {n}",
+                body=body_for(rng, domain),
+                source_urls=[f"https://{domain}/news/{n}", f"https://press.example/{i}/{n}"],
+                observed_at=(today - timedelta(days=n)).isoformat(),
+            )
+        probes.append((actor, domain))
+    return probes
+
+
+def seed_fillers(rng: random.Random, target: int) -> None:
+    """Bulk-load accounts, dossiers and notes until the note table holds ``target`` rows."""
+    from django.db import connection
+
+    from prospect_memory.crypto import binding, keyring
+    from prospect_memory.models import NOTE_TABLE, Note
+
+    existing = Note.objects.count()
+    missing = target - existing
+    if missing <= 0:
+        return
+    per_account = NOTES_PER_FILLER_DOSSIER * DOSSIERS_PER_FILLER_ACCOUNT
+    accounts = -(-missing // per_account)
+    ring = keyring()
+    now = datetime.now(UTC)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(max(id), 0) FROM outreach_account")
+        first_account = cursor.fetchone()[0] + 1
+        cursor.execute("SELECT coalesce(max(id), 0) FROM prospect_memory_dossier")
+        first_dossier = cursor.fetchone()[0] + 1
+    pg = connection.connection  # the psycopg connection
+    account_id = first_account
+    dossier_id = first_dossier
+    written = 0
+    with pg.cursor() as cur:
+        with cur.copy(
+            "COPY outreach_account (id, slug, name, outreach_addon, subscription_status, "
+            "created_at) FROM STDIN"
+        ) as copy:
+            for a in range(accounts):
+                copy.write_row(
+                    (
+                        first_account + a,
+                        f"filler-{first_account + a}",
+                        "Filler",
+                        True,
+                        "active",
+                        now,
+                    )
+                )
+        dossiers = []
+        with cur.copy(
+            "COPY prospect_memory_dossier (id, account_id, domain, active_note_count, "
+            "created_at, updated_at) FROM STDIN"
+        ) as copy:
+            for a in range(accounts):
+                account_id = first_account + a
+                for d in range(DOSSIERS_PER_FILLER_ACCOUNT):
+                    n = min(
+                        NOTES_PER_FILLER_DOSSIER, missing - len(dossiers) * NOTES_PER_FILLER_DOSSIER
+                    )
+                    if n <= 0:
+                        break
+                    domain = f"company{d}-{account_id}.com"
+                    copy.write_row((dossier_id, account_id, domain, n, now, now))
+                    dossiers.append((dossier_id, account_id, domain, n))
+                    dossier_id += 1
+        with cur.copy(
+            "COPY prospect_memory_note (id, account_id, dossier_id, title_ciphertext, "
+            "body_ciphertext, body_bytes, source_urls, observed_at, created_at, status, "
+            "embedding_model, embedding_status, content_hash) FROM STDIN"
+        ) as copy:
+            for did, aid, domain, n in dossiers:
+                for k in range(n):
+                    note_id = uuid.uuid4()
+                    body = body_for(rng, domain)
+                    title = f"Finding {k}"
+                    ctx = {"table": NOTE_TABLE, "account_id": aid, "row_id": note_id}
+                    copy.write_row(
+                        (
+                            note_id,
+                            aid,
+                            did,
+                            ring.encrypt(title, context=binding(**ctx, field="title")),
+                            ring.encrypt(body, context=binding(**ctx, field="body")),
+                            len(body.encode()),
+                            [f"https://{domain}/news/{k}"],
+                            (now - timedelta(days=rng.randint(0, 90))).date(),
+                            now,
+                            "active",
+                            "",
+                            "failed",
+                            "0" * 64,
+                        )
+                    )
+                    written += 1
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT setval('outreach_account_id_seq', (SELECT max(id) FROM outreach_account))"
+        )
+        cursor.execute(
+            "SELECT setval('prospect_memory_dossier_id_seq', (SELECT max(id) FROM prospect_memory_dossier))"
+        )
+        cursor.execute("ANALYZE")
+
+
+def percentile(samples: list[float], p: float) -> float:
+    ordered = sorted(samples)
+    index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def measure(fn, iterations: int) -> list[float]:
+    samples = []
+    for i in range(iterations):
+        start = time.perf_counter()
+        fn(i)
+        samples.append((time.perf_counter() - start) * 1000)
+    return samples
+
+
+def floor_recall(actor, domain: str) -> tuple:
+    """The same recall as raw SQL plus decryption: the cost of the data itself."""
+    from django.db import connection
+
+    from prospect_memory.crypto import binding, keyring
+    from prospect_memory.models import NOTE_TABLE
+
+    ring = keyring()
+    aid = actor.account.pk
+    with connection.cursor() as cur:
+        cur.execute(
+            """
+            SELECT n.id, n.title_ciphertext, n.body_ciphertext, n.source_urls, n.observed_at,
+                   n.created_at, n.embedding_status
+              FROM prospect_memory_note n
+              JOIN prospect_memory_dossier d ON d.id = n.dossier_id AND d.account_id = n.account_id
+             WHERE n.account_id = %s AND d.domain = %s AND n.status = 'active'
+             ORDER BY n.observed_at DESC, n.created_at DESC
+            """,
+            [aid, domain],
+        )
+        rows = cur.fetchall()
+        notes = [
+            (
+                r[0],
+                ring.decrypt(
+                    r[1],
+                    context=binding(table=NOTE_TABLE, account_id=aid, row_id=r[0], field="title"),
+                ),
+                ring.decrypt(
+                    r[2],
+                    context=binding(table=NOTE_TABLE, account_id=aid, row_id=r[0], field="body"),
+                ),
+                r[3],
+                r[4],
+                r[5],
+            )
+            for r in rows
+        ]
+        ids = [r[0] for r in rows[:20]]
+        cur.execute(
+            """
+            SELECT a.id, b.id, a.embedding <=> b.embedding FROM prospect_memory_note a
+              JOIN prospect_memory_note b ON b.account_id = a.account_id AND a.id < b.id
+             WHERE a.account_id = %s AND a.id = ANY(%s) AND b.id = ANY(%s)
+               AND a.embedding <=> b.embedding <= 0.3
+            """,
+            [aid, ids, ids],
+        )
+        pairs = cur.fetchall()
+        cur.execute(
+            """
+            SELECT (SELECT count(*) FROM outreach_message m JOIN outreach_prospect p ON p.id = m.prospect_id
+                     WHERE m.account_id = %(a)s AND p.company_domain = %(d)s AND m.status = 'sent'),
+                   (SELECT array_agg(DISTINCT c.name) FROM outreach_campaign c
+                      JOIN outreach_prospect p ON p.campaign_id = c.id
+                     WHERE c.account_id = %(a)s AND p.company_domain = %(d)s),
+                   (SELECT r.sentiment FROM outreach_reply r JOIN outreach_prospect p ON p.id = r.prospect_id
+                     WHERE r.account_id = %(a)s AND p.company_domain = %(d)s
+                     ORDER BY r.received_at DESC LIMIT 1),
+                   (SELECT count(*) FROM outreach_suppression s
+                     WHERE s.account_id = %(a)s AND s.kind = 'domain' AND s.value = %(d)s)
+            """,
+            {"a": aid, "d": domain},
+        )
+        relationship = cur.fetchone()
+    return notes, pairs, relationship
+
+
+def run(sizes: list[int], iterations: int) -> list[dict]:
+    from prospect_memory.selectors import dossier_recall, recall_data
+    from prospect_memory.services import note_save
+
+    rng = random.Random(7)
+    probes = seed_probes(rng)
+    results = []
+    saves = 0
+    for size in sizes:
+        t0 = time.perf_counter()
+        seed_fillers(rng, size)
+        seeded = time.perf_counter() - t0
+
+        def recall(i):
+            actor, domain = probes[i % len(probes)]
+            data = recall_data(dossier_recall(actor=actor, domain=domain))
+            assert data["note_count"] == 50
+
+        def floor(i):
+            actor, domain = probes[i % len(probes)]
+            got = len(floor_recall(actor, domain)[0])
+            assert got == 50, got
+
+        def save(i):
+            nonlocal saves
+            actor, domain = probes[i % len(probes)]
+            saves += 1
+            note_save(
+                actor=actor,
+                domain=f"new{saves}-{domain}",
+                title="Hiring",
+                body=body_for(rng, domain),
+                source_urls=[f"https://{domain}/jobs/{saves}"],
+                observed_at=datetime.now(UTC).date().isoformat(),
+            )
+
+        for fn in (recall, floor):  # warm caches and connections
+            measure(fn, 20)
+        rec, flo, sav = (
+            measure(recall, iterations),
+            measure(floor, iterations),
+            measure(save, iterations),
+        )
+        from prospect_memory.models import Note
+
+        row = {
+            "size": Note.objects.count(),
+            "seed_s": seeded,
+            "recall_p50": statistics.median(rec),
+            "recall_p99": percentile(rec, 99),
+            "floor_p50": statistics.median(flo),
+            "floor_p99": percentile(flo, 99),
+            "save_p50": statistics.median(sav),
+            "save_p99": percentile(sav, 99),
+        }
+        row["ratio"] = row["recall_p50"] / row["floor_p50"]
+        results.append(row)
+        print(
+            f"{row['size']:>9,} notes (seeded in {seeded:.0f}s): recall p50 {row['recall_p50']:.2f} ms "
+            f"p99 {row['recall_p99']:.2f} ms | floor p50 {row['floor_p50']:.2f} ms | ratio "
+            f"{row['ratio']:.2f} | save p50 {row['save_p50']:.2f} ms p99 {row['save_p99']:.2f} ms",
+            flush=True,
+        )
+    return results
+
+
+def report(results: list[dict]) -> None:
+    print()
+    print(
+        "| stored notes | recall p50 | recall p99 | floor p50 | floor p99 | recall / floor | save p50 | save p99 |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        print(
+            f"| {r['size']:,} | {r['recall_p50']:.2f} ms | {r['recall_p99']:.2f} ms | "
+            f"{r['floor_p50']:.2f} ms | {r['floor_p99']:.2f} ms | {r['ratio']:.2f}x | "
+            f"{r['save_p50']:.2f} ms | {r['save_p99']:.2f} ms |"
+        )
+    if len(results) > 1:
+        first, last = results[0], results[-1]
+        print(
+            f"\nrecall p50 at {last['size']:,} / at {first['size']:,}: "
+            f"{last['recall_p50'] / first['recall_p50']:.2f}; save p50: "
+            f"{last['save_p50'] / first['save_p50']:.2f}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--sizes", default="1000,100000,1000000", help="comma-separated note counts"
+    )
+    parser.add_argument("--iterations", type=int, default=300, help="timed calls per measurement")
+    args = parser.parse_args()
+    sizes = sorted(int(s.replace("_", "")) for s in args.sizes.split(","))
+    setup(args)
+    report(run(sizes, args.iterations))
+
+
+if __name__ == "__main__":
+    main()
