@@ -3,7 +3,7 @@
 import pytest
 
 from prospect_memory.models import Note
-from prospect_memory.services import embeddings_backfill
+from prospect_memory.services import embeddings_backfill, note_embed
 from tests.factories import save_note
 
 pytestmark = pytest.mark.django_db
@@ -53,3 +53,15 @@ def test_pending_notes_are_backfilled_when_the_provider_returns(actor, gemini):
     again = save_note(actor, body=SERIES_B, source_urls=["https://other.example/"])
     assert again.overlap.skipped == 0
     assert len(again.overlap.near_duplicates) == 3
+
+
+def test_embedding_task_is_idempotent(actor, gemini):
+    gemini.mode = "503"
+    note_id = save_note(actor).note.id
+    gemini.mode = "ok"
+    before = len(gemini.requests)
+    assert note_embed(note_id=note_id) == "embedded"
+    assert note_embed(note_id=note_id) == "current"
+    assert len(gemini.requests) == before + 1
+    Note.objects.filter(id=note_id).delete()
+    assert note_embed(note_id=note_id) == "gone"

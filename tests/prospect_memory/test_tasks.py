@@ -8,7 +8,6 @@ from celery.contrib.testing.worker import start_worker
 from kit.celery import app
 from prospect_memory import tasks
 from prospect_memory.models import Note
-from prospect_memory.services import note_embed
 from tests.factories import save_note
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -76,18 +75,6 @@ def test_permanent_failure_marks_the_note_failed(actor, gemini, worker):
     # Failed notes are not picked up again by the periodic backfill.
     gemini.mode = "ok"
     assert tasks.backfill_embeddings.apply().get() == 0
-
-
-def test_embedding_task_is_idempotent(actor, gemini):
-    gemini.mode = "503"
-    note_id = save_note(actor).note.id
-    gemini.mode = "ok"
-    before = len(gemini.requests)
-    assert note_embed(note_id=note_id) == "embedded"
-    assert note_embed(note_id=note_id) == "current"
-    assert len(gemini.requests) == before + 1
-    Note.objects.filter(id=note_id).delete()
-    assert note_embed(note_id=note_id) == "gone"
 
 
 def test_model_change_reembeds_an_account(actor, other_actor, worker):

@@ -1,0 +1,95 @@
+"""Demo research for the demo account (run after ``seed_demo``; safe to run again)."""
+
+from datetime import timedelta
+
+from django.core.management.base import BaseCommand, CommandError
+
+from outreach.access import Actor
+from outreach.models import Member
+from prospect_memory.models import Note
+from prospect_memory.rules import utc_today
+from prospect_memory.services import note_save
+
+# (domain, days ago, title, body, sources)
+NOTES = [
+    (
+        "acme.dev",
+        2,
+        "Series B: 40M led by Example Ventures",
+        "Acme raised a **40M Series B** led by Example Ventures in November. Existing "
+        "investors joined. The founder says the money goes to the data platform team and a "
+        "sales office in Paris.",
+        ["https://acme.dev/blog/series-b", "https://news.example/acme-series-b"],
+    ),
+    (
+        "acme.dev",
+        6,
+        "Hiring 12 data engineers in Berlin",
+        "The careers page lists **12 open roles** for the data platform, all in Berlin or "
+        "remote within the EU. Hiring manager: the VP Engineering.",
+        ["https://acme.dev/careers"],
+    ),
+    (
+        "acme.dev",
+        12,
+        "Stack: Django, PostgreSQL, AWS",
+        "Engineering blog posts and job ads name Django, PostgreSQL with pgvector, Celery "
+        "and AWS (eu-central-1).",
+        ["https://acme.dev/engineering/stack", "https://acme.dev/careers"],
+    ),
+    (
+        "acme.dev",
+        41,
+        "New VP Sales from a competitor",
+        "Acme hired a VP Sales who ran EMEA sales at a direct competitor. Announced on the "
+        "company blog.",
+        ["https://acme.dev/blog/new-vp-sales"],
+    ),
+    (
+        "initech.com",
+        20,
+        "Replied negatively to the spring campaign",
+        "The CEO asked not to be contacted again this year. Keep the note for context.",
+        ["https://initech.com/about"],
+    ),
+] + [
+    (
+        "globex.io",
+        n + 1,
+        f"Globex finding {n + 1}",
+        f"Globex fact number {n + 1}: a separate detail found on its site, page {n + 1}.",
+        [f"https://globex.io/page/{n + 1}"],
+    )
+    for n in range(9)
+]
+
+
+class Command(BaseCommand):
+    help = "Save demo research notes for the demo account through the real save service."
+
+    def handle(self, *args, **options):
+        owner = (
+            Member.objects.filter(account__slug="demo", user__username="demo@kit.test")
+            .select_related("account", "user")
+            .first()
+        )
+        if owner is None:
+            raise CommandError("run `python manage.py seed_demo` first")
+        if Note.objects.filter(account=owner.account).exists():
+            self.stdout.write("Demo research is already present.")
+            return
+        actor = Actor.for_member(owner)
+        today = utc_today()
+        for domain, days, title, body, sources in NOTES:
+            note_save(
+                actor=actor,
+                domain=domain,
+                title=title,
+                body=body,
+                source_urls=sources,
+                observed_at=(today - timedelta(days=days)).isoformat(),
+            )
+        self.stdout.write(
+            f"Saved {len(NOTES)} demo notes: acme.dev (4, one stale), initech.com (stop: "
+            "negative reply), globex.io (9, compaction suggested)."
+        )

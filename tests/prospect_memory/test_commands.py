@@ -1,0 +1,60 @@
+"""Prospect memory's operator commands."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from prospect_memory.crypto import Keyring
+from prospect_memory.models import Note
+from prospect_memory.selectors import dossier_recall
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args):
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_seed_demo_research_shows_every_case():
+    run("seed_demo")
+    out = run("seed_demo_research")
+    assert "Saved 14 demo notes" in out
+    from outreach.access import Actor
+    from outreach.models import Member
+
+    owner = Member.objects.get(account__slug="demo", user__username="demo@kit.test")
+    actor = Actor.for_member(owner)
+    acme = dossier_recall(actor=actor, domain="acme.dev")
+    assert acme.note_count == 4
+    assert [n.stale for n in acme.notes] == [False, False, False, True]
+    assert dossier_recall(actor=actor, domain="initech.com").should_stop is True
+    assert dossier_recall(actor=actor, domain="globex.io").compaction_suggested is True
+    assert dossier_recall(actor=actor, domain="vandelay.es").should_stop is True  # suppressed
+    assert "already present" in run("seed_demo_research")
+    assert Note.objects.count() == 14
+
+
+def test_seed_demo_research_needs_the_demo_account():
+    with pytest.raises(CommandError, match="seed_demo"):
+        run("seed_demo_research")
+
+
+def test_generate_encryption_key_prints_a_usable_key():
+    key = run("generate_encryption_key").strip()
+    Keyring.from_strings([key])
+
+
+def test_backfill_embeddings_command(actor):
+    from tests.factories import save_note
+
+    note = save_note(actor).note
+    Note.objects.filter(id=note.id).update(
+        embedding=None, embedding_status="pending", embedding_model=""
+    )
+    assert "Embedded 1 note(s)." in run("backfill_embeddings")
+    assert Note.objects.get(id=note.id).embedding_status == "ready"
+    with pytest.raises(CommandError, match="at least 1"):
+        run("backfill_embeddings", "--limit", "0")
