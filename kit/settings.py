@@ -112,6 +112,9 @@ AUTH_PASSWORD_VALIDATORS = [
 
 # Named explicitly so Kit's models can point at OAuth clients (django-oauth-toolkit).
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER_ACCESS_TOKEN_MODEL = "oauth2_provider.AccessToken"  # noqa: S105
+OAUTH2_PROVIDER_REFRESH_TOKEN_MODEL = "oauth2_provider.RefreshToken"  # noqa: S105
+OAUTH2_PROVIDER_GRANT_MODEL = "oauth2_provider.Grant"
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
@@ -171,7 +174,24 @@ OAUTH2_PROVIDER = {
     # Native MCP clients (Claude Code) receive the code on an http://127.0.0.1 loopback
     # redirect (RFC 8252), so http stays allowed; see SILENCED_SYSTEM_CHECKS.
     "ALLOWED_REDIRECT_URI_SCHEMES": ["https", "http"],
+    "ALLOW_LOCALHOST_LOOPBACK": True,
+    "OAUTH2_VALIDATOR_CLASS": "outreach.oauth.KitOAuth2Validator",
+    # Dynamic client registration for public clients (MCP clients register themselves).
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
+        "none",
+        "client_secret_basic",
+        "client_secret_post",
+    ],
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "Kit",
+    "OAUTH2_PROTECTED_RESOURCE_BEARER_METHODS_SUPPORTED": ["header"],
 }
+# The public origin (scheme://host[:port]) when Kit sits behind a proxy that rewrites it;
+# resource identifiers, OAuth metadata and issued tokens name it. Unset: from the request.
+KIT_PUBLIC_URL = env("KIT_PUBLIC_URL", default="")
+# Browser origins allowed to call /mcp besides Kit's own (MCP's DNS-rebinding guard).
+MCP_ALLOWED_ORIGINS = env.list("MCP_ALLOWED_ORIGINS", default=[])
 SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
 
 # --- Celery -----------------------------------------------------------------------------

@@ -1,11 +1,33 @@
 from django.contrib import admin
-from django.urls import path
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
 from django.views.generic import TemplateView
+from oauth2_provider import urls as oauth2_urls
+from oauth2_provider import views as oauth2_views
 
 from kit import views
+from outreach.mcp.views import mcp_endpoint
+from outreach.views import KitAuthorizationView
+
+oauth2_patterns = (
+    [
+        path("authorize/", KitAuthorizationView.as_view(), name="authorize"),
+        path("token/", oauth2_views.TokenView.as_view(), name="token"),
+        path("revoke_token/", oauth2_views.RevokeTokenView.as_view(), name="revoke-token"),
+        path("introspect/", oauth2_views.IntrospectTokenView.as_view(), name="introspect"),
+        *oauth2_urls.dcr_urlpatterns,
+    ],
+    "oauth2_provider",
+)
 
 urlpatterns = [
     path("", TemplateView.as_view(template_name="home.html"), name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("mcp", mcp_endpoint, name="mcp"),
+    path("o/", include(oauth2_patterns)),
+    # RFC 8414 and RFC 9728 metadata at the origin, where MCP clients look for them.
+    path("", include(oauth2_urls.metadata_urlpatterns)),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
 ]

@@ -233,3 +233,42 @@ class Suppression(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.value}"
+
+
+# --- OAuth: every token acts for one account ----------------------------------------------
+# The member picks the account on the consent page; the choice travels from the
+# authorization code to the access token and on to each refreshed token.
+
+
+class OAuthGrantAccount(models.Model):
+    grant = models.OneToOneField(
+        settings.OAUTH2_PROVIDER_GRANT_MODEL, on_delete=models.CASCADE, related_name="kit_account"
+    )
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+
+    def __str__(self) -> str:
+        return f"grant for {self.account.slug}"
+
+
+class OAuthAccessTokenAccount(models.Model):
+    access_token = models.OneToOneField(
+        settings.OAUTH2_PROVIDER_ACCESS_TOKEN_MODEL,
+        on_delete=models.CASCADE,
+        related_name="kit_account",
+    )
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+
+    def __str__(self) -> str:
+        return f"token for {self.account.slug}"
+
+
+class OAuthRefreshTokenAccount(models.Model):
+    refresh_token = models.OneToOneField(
+        settings.OAUTH2_PROVIDER_REFRESH_TOKEN_MODEL,
+        on_delete=models.CASCADE,
+        related_name="kit_account",
+    )
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+
+    def __str__(self) -> str:
+        return f"refresh token for {self.account.slug}"

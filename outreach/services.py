@@ -109,3 +109,64 @@ def suppression_add(*, account: Account, kind: str, value: str, reason: str = ""
     return Suppression.objects.create(
         account=account, kind=kind, value=value.strip().lower(), reason=reason
     )
+
+
+def access_token_issue(
+    *,
+    member: Member,
+    scopes: list[str],
+    client_name: str,
+    expires_days: int,
+    base_url: str,
+) -> str:
+    """Issue a bearer token for ``member`` (for clients that take a header). Returns it."""
+    import secrets
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from oauth2_provider.models import (
+        get_access_token_model,
+        get_application_model,
+        set_token_value,
+    )
+
+    from outreach.models import OAuthAccessTokenAccount
+
+    unknown = sorted(set(scopes) - {"outreach_read", "outreach_write"})
+    if unknown or not scopes:
+        raise OutreachInputError(
+            f"unknown scope(s) {', '.join(unknown)}; use outreach_read and/or outreach_write"
+            if unknown
+            else "give at least one scope"
+        )
+    if not 1 <= expires_days <= 365:
+        raise OutreachInputError("--expires-days must be between 1 and 365")
+    client_name = (client_name or "").strip()
+    if not client_name or len(client_name) > 255:
+        raise OutreachInputError("--client must be a name of 1 to 255 characters")
+    if not base_url.startswith(("http://", "https://")):
+        raise OutreachInputError(f"base URL {base_url!r} must start with http:// or https://")
+    Application = get_application_model()
+    with transaction.atomic():
+        application = Application.objects.filter(name=client_name, user=None).first()
+        if application is None:
+            application = Application.objects.create(
+                name=client_name,
+                client_type=Application.CLIENT_PUBLIC,
+                authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+                redirect_uris="",
+                user=None,
+            )
+        raw = secrets.token_urlsafe(32)
+        base = base_url.rstrip("/")
+        token = get_access_token_model()(
+            user=member.user,
+            application=application,
+            scope=" ".join(dict.fromkeys(scopes)),
+            expires=timezone.now() + timedelta(days=expires_days),
+            resource=[f"{base}/mcp", f"{base}/api/"],
+        )
+        set_token_value(token, raw)
+        token.save()
+        OAuthAccessTokenAccount.objects.create(access_token=token, account=member.account)
+    return raw

@@ -7,4 +7,6 @@ class ProspectMemoryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from prospect_memory import checks  # noqa: F401  (registers the system checks)
+        from prospect_memory import checks, mcp_tools  # noqa: F401  (registers the checks)
+
+        mcp_tools.register()

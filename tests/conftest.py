@@ -1,6 +1,22 @@
 import pytest
 
 from tests import factories
+from tests.live import LiveServer
+
+
+@pytest.fixture(scope="session")
+def live_kit(django_db_setup, django_db_blocker):
+    """A gunicorn process serving Kit on loopback from the test database.
+
+    It only sees committed data: tests that use it need ``transactional_db``.
+    """
+    from django.db import connection
+
+    from kit.db import database_url
+
+    server = LiveServer(database_url(connection.settings_dict))
+    yield server
+    server.stop()
 
 
 @pytest.fixture

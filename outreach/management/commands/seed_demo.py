@@ -2,6 +2,7 @@
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
@@ -9,6 +10,7 @@ from django.utils import timezone
 
 from outreach.models import Account, Member
 from outreach.services import (
+    access_token_issue,
     account_create,
     campaign_create,
     member_create,
@@ -56,6 +58,20 @@ class Command(BaseCommand):
             self.stdout.write("Demo data is already present.")
         else:
             self._seed()
+        owner = Member.objects.select_related("user", "account").get(
+            account__slug=DEMO_SLUG, user__username="demo@kit.test"
+        )
+        base = settings.KIT_PUBLIC_URL or "http://127.0.0.1:8000"
+        token = access_token_issue(
+            member=owner,
+            scopes=["outreach_read", "outreach_write"],
+            client_name="Claude Code",
+            expires_days=30,
+            base_url=base,
+        )
+        self.stdout.write("Connect Claude Code to the demo account (token valid 30 days):")
+        header = f'"Authorization: Bearer {token}"'
+        self.stdout.write(f"  claude mcp add --transport http kit {base}/mcp --header {header}")
         self.stdout.write(
             "Sign in at http://127.0.0.1:8000/ as demo@kit.test "
             f"(password {DEMO_PASSWORD}); staff admin at /admin/ as admin@kit.test "

@@ -1,0 +1,56 @@
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from outreach.models import Account, Member
+from outreach.services import OutreachInputError, access_token_issue
+
+
+class Command(BaseCommand):
+    help = (
+        "Issue an OAuth bearer token for a member, for MCP or API clients that take a header "
+        "(e.g. `claude mcp add --header`). Prints the token alone on stdout."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("account_slug")
+        parser.add_argument("email")
+        parser.add_argument(
+            "--scope",
+            action="append",
+            choices=["outreach_read", "outreach_write"],
+            help="repeat for several; default: both",
+        )
+        parser.add_argument("--client", default="Claude Code", help="the OAuth client's name")
+        parser.add_argument("--expires-days", type=int, default=30)
+        parser.add_argument(
+            "--base-url",
+            default="",
+            help="Kit's public origin the token is for (default KIT_PUBLIC_URL or "
+            "http://127.0.0.1:8000)",
+        )
+
+    def handle(self, *args, account_slug, email, scope, client, expires_days, base_url, **opts):
+        account = Account.objects.filter(slug=account_slug).first()
+        if account is None:
+            raise CommandError(f"no account with slug {account_slug!r}")
+        member = (
+            Member.objects.select_related("user", "account")
+            .filter(account=account, user__username=email.strip().lower())
+            .first()
+        )
+        if member is None:
+            raise CommandError(
+                f"{email} is not a member of {account_slug}; add them with "
+                f"`python manage.py create_member {account_slug} {email}`"
+            )
+        try:
+            token = access_token_issue(
+                member=member,
+                scopes=scope or ["outreach_read", "outreach_write"],
+                client_name=client,
+                expires_days=expires_days,
+                base_url=base_url or settings.KIT_PUBLIC_URL or "http://127.0.0.1:8000",
+            )
+        except OutreachInputError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(token)

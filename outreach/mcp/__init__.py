@@ -1,0 +1,1 @@
+"""Kit's MCP server: transport view -> JSON-RPC protocol -> tool registry."""

@@ -1,0 +1,126 @@
+"""The MCP transport: Streamable HTTP at /mcp, stateless, JSON responses only.
+
+HTTP concerns live here (method, origin, content negotiation, size, authentication,
+status codes and challenges); the JSON-RPC conversation is ``outreach.mcp.protocol``.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from outreach.errors import Unauthenticated
+from outreach.mcp import protocol
+from outreach.oauth import (
+    MCP_PATH,
+    actor_for_token,
+    bearer_challenge,
+    public_base_url,
+    verify_bearer,
+)
+
+MAX_BODY_BYTES = 256 * 1024
+
+
+def _json(reply: protocol.Reply) -> HttpResponse:
+    if reply.body is None:
+        return HttpResponse(status=reply.status)
+    return JsonResponse(reply.body, status=reply.status, json_dumps_params={"ensure_ascii": False})
+
+
+def _origin_allowed(request: HttpRequest, origin: str) -> bool:
+    allowed = {public_base_url(request)} | set(getattr(settings, "MCP_ALLOWED_ORIGINS", []))
+    parts = urlsplit(origin)
+    return f"{parts.scheme}://{parts.netloc}" in allowed
+
+
+def _request_id(raw: bytes):
+    try:
+        message = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if isinstance(message, dict) and protocol._valid_id(message.get("id")):
+        return message["id"]
+    return None
+
+
+@csrf_exempt
+def mcp_endpoint(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        response = JsonResponse(
+            {"error": "Kit's MCP endpoint takes JSON-RPC over POST only (no SSE stream)."},
+            status=405,
+        )
+        response["Allow"] = "POST"
+        return response
+    origin = request.headers.get("Origin")
+    if origin and not _origin_allowed(request, origin):
+        return _json(
+            protocol._error(None, protocol.INVALID_REQUEST, "Origin not allowed", status=403)
+        )
+    content_type = request.content_type or ""
+    if content_type != "application/json":
+        return _json(
+            protocol._error(
+                None,
+                protocol.INVALID_REQUEST,
+                "Content-Type must be application/json",
+                status=415,
+            )
+        )
+    accept = request.headers.get("Accept", "*/*")
+    if not any(kind in accept for kind in ("application/json", "*/*", "application/*")):
+        return _json(
+            protocol._error(
+                None, protocol.INVALID_REQUEST, "Accept must allow application/json", status=406
+            )
+        )
+    length = int(request.headers.get("Content-Length") or 0)
+    if length > MAX_BODY_BYTES:
+        return _json(
+            protocol._error(
+                None,
+                protocol.INVALID_REQUEST,
+                f"Request body is {length:,} bytes; the limit is {MAX_BODY_BYTES:,}",
+                status=413,
+            )
+        )
+    raw = request.body
+
+    try:
+        token = verify_bearer(request, resource_path=MCP_PATH)
+        actor = actor_for_token(token)
+    except Unauthenticated as error:
+        reply = protocol._error(
+            _request_id(raw), protocol.INVALID_REQUEST, error.message, data=error.as_dict()
+        )
+        response = JsonResponse(reply.body, status=401)
+        invalid = error.details.get("reason") != "missing_token"
+        response["WWW-Authenticate"] = bearer_challenge(
+            request,
+            error="invalid_token" if invalid else "",
+            description=error.message if invalid else "",
+        )
+        return response
+
+    try:
+        message = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return _json(protocol.parse_error("Parse error: the body is not valid JSON"))
+
+    headers = {key.lower(): value for key, value in request.headers.items()}
+    caller = protocol.Caller(actor=actor, scopes=frozenset(token.scopes))
+    reply = protocol.handle(message, headers=headers, caller=caller)
+    response = _json(reply)
+    if reply.missing_scope:
+        response["WWW-Authenticate"] = bearer_challenge(
+            request,
+            error="insufficient_scope",
+            description=f"This call needs the {reply.missing_scope} scope",
+            scope=" ".join(sorted({*token.scopes, reply.missing_scope})),
+        )
+    return response

@@ -1,0 +1,220 @@
+"""JSON Schemas of prospect memory's payloads: MCP input/output schemas and the REST docs.
+
+One source for both interfaces, so MCP and REST cannot drift apart.
+"""
+
+from __future__ import annotations
+
+_STRING = {"type": "string"}
+_NULLABLE_STRING = {"type": ["string", "null"]}
+_DATE = {"type": "string", "format": "date"}
+_DATETIME = {"type": "string", "format": "date-time"}
+_UUID = {"type": "string", "format": "uuid"}
+_URLS = {"type": "array", "items": _STRING}
+
+
+def _object(properties: dict, *, required: list[str] | None = None) -> dict:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties) if required is None else required,
+        "additionalProperties": False,
+    }
+
+
+DOMAIN_INPUT = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 2048,
+    "description": "The company: an email address, a website URL or a domain "
+    "(founder@acme.dev, https://www.acme.dev/careers and acme.dev are the same company).",
+}
+
+NOTE = _object(
+    {
+        "id": _UUID,
+        "title": _STRING,
+        "body": _STRING,
+        "source_urls": _URLS,
+        "observed_at": _DATE,
+        "stale": {"type": "boolean"},
+        "age_days": {"type": "integer"},
+        "created_at": _DATETIME,
+        "attribution": _object({"member": _NULLABLE_STRING, "oauth_client": _NULLABLE_STRING}),
+    }
+)
+
+CAMPAIGN = _object(
+    {"id": {"type": "integer"}, "name": _STRING, "locale": _STRING, "status": _STRING}
+)
+
+RECALL = _object(
+    {
+        "domain": _STRING,
+        "known": {"type": "boolean"},
+        "stale": {"type": "boolean"},
+        "note_count": {"type": "integer"},
+        "notes": {"type": "array", "items": NOTE},
+        "overlap_pairs": {
+            "type": "array",
+            "items": _object(
+                {
+                    "note_ids": {"type": "array", "items": _UUID, "minItems": 2, "maxItems": 2},
+                    "distance": {"type": "number"},
+                }
+            ),
+        },
+        "compaction_suggested": {"type": "boolean"},
+        "truncated": {"type": "boolean"},
+        "omitted_note_ids": {"type": "array", "items": _UUID},
+        "ranking": {"type": "string", "enum": ["recency", "query"]},
+        "should_stop": {"type": "boolean"},
+        "stop_reasons": {
+            "type": "array",
+            "items": _object({"code": _STRING, "message": _STRING}),
+        },
+        "relationship": _object(
+            {
+                "campaigns": {"type": "array", "items": CAMPAIGN},
+                "messages_sent": {"type": "integer"},
+                "last_reply": {
+                    "anyOf": [
+                        {"type": "null"},
+                        _object(
+                            {"sentiment": _STRING, "received_at": _DATETIME, "campaign": CAMPAIGN}
+                        ),
+                    ]
+                },
+                "suppressed": {"type": "boolean"},
+                "suppression_matches": {
+                    "type": "array",
+                    "items": _object({"kind": _STRING, "value": _STRING}),
+                },
+            }
+        ),
+    }
+)
+
+OVERLAP = _object(
+    {
+        "near_duplicates": {
+            "type": "array",
+            "items": _object(
+                {
+                    "id": _UUID,
+                    "title": _STRING,
+                    "body": _STRING,
+                    "distance": {"type": "number"},
+                    "source_urls": _URLS,
+                    "observed_at": _DATE,
+                }
+            ),
+        },
+        "overlaps": {
+            "type": "array",
+            "items": _object(
+                {"id": _UUID, "title": _STRING, "distance": {"type": "number"}, "excerpt": _STRING}
+            ),
+        },
+        "shared_sources": {
+            "type": "array",
+            "items": _object({"note_id": _UUID, "urls": _URLS}),
+        },
+        "compared": {"type": "integer"},
+        "skipped": {"type": "integer"},
+        "semantic_check": {"type": "string", "enum": ["complete", "partial"]},
+        "semantic_check_note": _STRING,
+    }
+)
+
+SAVE = _object(
+    {
+        "note": NOTE,
+        "note_count": {"type": "integer"},
+        "compaction_suggested": {"type": "boolean"},
+        "embedding_status": {"type": "string", "enum": ["ready", "pending", "failed"]},
+        "overlap": OVERLAP,
+    }
+)
+
+COMPACT = _object(
+    {
+        "compaction_id": _UUID,
+        "note": NOTE,
+        "superseded_note_ids": {"type": "array", "items": _UUID},
+        "note_count": {"type": "integer"},
+        "compaction_suggested": {"type": "boolean"},
+    }
+)
+
+RESTORE = _object(
+    {
+        "compaction_id": _UUID,
+        "domain": _STRING,
+        "restored_note_ids": {"type": "array", "items": _UUID},
+        "removed_note_id": _UUID,
+        "note_count": {"type": "integer"},
+    }
+)
+
+DELETE = _object(
+    {
+        "deleted_note_id": _UUID,
+        "domain": _STRING,
+        "also_deleted_note_ids": {"type": "array", "items": _UUID},
+        "note_count": {"type": "integer"},
+    }
+)
+
+RECALL_INPUT = _object(
+    {
+        "domain": DOMAIN_INPUT,
+        "query": {
+            "type": "string",
+            "maxLength": 1000,
+            "description": "What you are looking for. Used to rank notes only when the dossier "
+            "is larger than one answer can carry.",
+        },
+    },
+    required=["domain"],
+)
+
+SAVE_INPUT = _object(
+    {
+        "domain": DOMAIN_INPUT,
+        "body": {
+            "type": "string",
+            "description": "One finding in markdown, at most 10 KB. Facts, not opinions.",
+        },
+        "title": {"type": "string", "description": "A one-line summary (cut to 120 characters)."},
+        "source_urls": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "1 to 20 http(s) URLs where the finding can be checked.",
+        },
+        "observed_at": {
+            "type": "string",
+            "description": "The date the finding was true (YYYY-MM-DD), e.g. the article's date.",
+        },
+    },
+    required=["domain", "body", "source_urls", "observed_at"],
+)
+
+COMPACT_INPUT = _object(
+    {
+        "domain": DOMAIN_INPUT,
+        "expected_note_count": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "note_count from the recall the merge was written from.",
+        },
+        "body": {"type": "string", "description": "The merged dossier in markdown, at most 10 KB."},
+        "title": {"type": "string"},
+        "note_ids": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "The notes to merge; all active notes when left out.",
+        },
+    },
+    required=["domain", "expected_note_count", "body"],
+)
