@@ -125,7 +125,8 @@ def test_the_whole_agent_loop(live_kit, admin, mode):
                     },
                 )
             )
-        assert saved["note_count"] == 8 and saved["compaction_suggested"] is False
+        assert saved["note_count"] == 8
+        assert saved["compaction_suggested"] is False
         ninth = data(
             await client.call_tool(
                 "outreach_save_prospect_research",
@@ -137,7 +138,8 @@ def test_the_whole_agent_loop(live_kit, admin, mode):
                 },
             )
         )
-        assert ninth["note_count"] == 9 and ninth["compaction_suggested"] is True
+        assert ninth["note_count"] == 9
+        assert ninth["compaction_suggested"] is True
 
         stale = error(
             await client.call_tool(
@@ -159,7 +161,8 @@ def test_the_whole_agent_loop(live_kit, admin, mode):
                 },
             )
         )
-        assert merged["note_count"] == 1 and len(merged["superseded_note_ids"]) == 9
+        assert merged["note_count"] == 1
+        assert len(merged["superseded_note_ids"]) == 9
 
         after = data(
             await client.call_tool("outreach_recall_prospect_context", {"domain": "acme.dev"})
@@ -170,7 +173,8 @@ def test_the_whole_agent_loop(live_kit, admin, mode):
         assert len(after["notes"][0]["source_urls"]) == 8
 
         guide = data(await client.call_tool("outreach_get_writing_guide", {"locale": "en"}))
-        assert guide["locale"] == "en" and guide["version"]
+        assert guide["locale"] == "en"
+        assert guide["version"]
 
     run(live_kit, token, mode, steps)
 
@@ -196,7 +200,8 @@ def test_bad_arguments_come_back_as_tool_errors(live_kit, admin, mode):
         )
         assert bad_domain["code"] == "invalid_domain"
         locale = error(await client.call_tool("outreach_get_writing_guide", {"locale": "it"}))
-        assert "en" in locale["message"] and "pl" in locale["message"]
+        assert "en" in locale["message"]
+        assert "pl" in locale["message"]
         with pytest.raises(MCPError) as info:
             await client.call_tool("outreach_no_such_tool", {})
         assert info.value.code == -32602
