@@ -184,6 +184,7 @@ OAUTH2_PROVIDER = {
         "client_secret_basic",
         "client_secret_post",
     ],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
     "OAUTH2_PROTECTED_RESOURCE_NAME": "Kit",
     "OAUTH2_PROTECTED_RESOURCE_BEARER_METHODS_SUPPORTED": ["header"],
 }

@@ -7,15 +7,23 @@ from oauth2_provider import views as oauth2_views
 
 from kit import views
 from outreach.mcp.views import mcp_endpoint
-from outreach.views import KitAuthorizationView
+from outreach.views import KitAuthorizationView, KitClientRegistrationView
 
+# django-oauth-toolkit under /o/, and its RFC 8414 / RFC 9728 metadata at the origin where
+# MCP clients look for it, in one namespace so the metadata can name the endpoints.
 oauth2_patterns = (
     [
-        path("authorize/", KitAuthorizationView.as_view(), name="authorize"),
-        path("token/", oauth2_views.TokenView.as_view(), name="token"),
-        path("revoke_token/", oauth2_views.RevokeTokenView.as_view(), name="revoke-token"),
-        path("introspect/", oauth2_views.IntrospectTokenView.as_view(), name="introspect"),
-        *oauth2_urls.dcr_urlpatterns,
+        path("o/authorize/", KitAuthorizationView.as_view(), name="authorize"),
+        path("o/token/", oauth2_views.TokenView.as_view(), name="token"),
+        path("o/revoke_token/", oauth2_views.RevokeTokenView.as_view(), name="revoke-token"),
+        path("o/introspect/", oauth2_views.IntrospectTokenView.as_view(), name="introspect"),
+        path("o/register/", KitClientRegistrationView.as_view(), name="dcr-register"),
+        path(
+            "o/register/<str:client_id>/",
+            oauth2_views.DynamicClientRegistrationManagementView.as_view(),
+            name="dcr-register-management",
+        ),
+        *oauth2_urls.metadata_urlpatterns,
     ],
     "oauth2_provider",
 )
@@ -24,9 +32,7 @@ urlpatterns = [
     path("", TemplateView.as_view(template_name="home.html"), name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("mcp", mcp_endpoint, name="mcp"),
-    path("o/", include(oauth2_patterns)),
-    # RFC 8414 and RFC 9728 metadata at the origin, where MCP clients look for them.
-    path("", include(oauth2_urls.metadata_urlpatterns)),
+    path("", include(oauth2_patterns)),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -1,10 +1,18 @@
-"""Outreach's pages: the OAuth consent page, where a member picks the account a token acts for."""
+"""Outreach's OAuth pages: consent (where a member picks the account a token acts for) and
+dynamic client registration."""
 
 from __future__ import annotations
 
+import json
+from urllib.parse import urlsplit
+
 from django import forms
+from django.http import JsonResponse
+from django.utils.decorators import method_decorator
+from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider.forms import AllowForm
 from oauth2_provider.views import AuthorizationView
+from oauth2_provider.views.dynamic_client_registration import DynamicClientRegistrationView
 
 from outreach.selectors import memberships_for_user
 
@@ -66,3 +74,36 @@ class KitAuthorizationView(AuthorizationView):
     def create_authorization_response(self, request, scopes, credentials, allow):
         credentials = {**credentials, "kit_account_id": self._kit_account_id}
         return super().create_authorization_response(request, scopes, credentials, allow)
+
+
+LOOPBACK_HOSTS = {"127.0.0.1", "::1", "localhost"}
+
+
+@method_decorator(csrf_exempt, name="dispatch")
+class KitClientRegistrationView(DynamicClientRegistrationView):
+    """RFC 7591 registration that allows plain-http redirect URIs on loopback only.
+
+    Native clients such as Claude Code receive the authorization code on an
+    ``http://127.0.0.1:<port>/`` redirect (RFC 8252); anything else must be https.
+    """
+
+    def post(self, request, *args, **kwargs):
+        try:
+            metadata = json.loads(request.body)
+        except (ValueError, UnicodeDecodeError):
+            metadata = None
+        uris = metadata.get("redirect_uris") if isinstance(metadata, dict) else None
+        for uri in uris if isinstance(uris, list) else []:
+            if not isinstance(uri, str):
+                continue
+            parts = urlsplit(uri)
+            if parts.scheme == "http" and (parts.hostname or "") not in LOOPBACK_HOSTS:
+                return JsonResponse(
+                    {
+                        "error": "invalid_redirect_uri",
+                        "error_description": f"{uri!r}: http redirect URIs are allowed only "
+                        "on loopback (127.0.0.1, [::1], localhost); use https.",
+                    },
+                    status=400,
+                )
+        return super().post(request, *args, **kwargs)

@@ -29,7 +29,11 @@ if not os.environ.get("DATABASE_URL"):
 
 from kit.settings import *  # noqa: E402, F403
 
-PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Fast hashing for the suite; PBKDF2 stays available for users a live server signs in.
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.MD5PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+]
 
 # Tasks run inline unless a test starts a real worker (tests/prospect_memory/test_tasks.py),
 # which uses the broker at CELERY_BROKER_URL (Redis in CI) or the in-memory transport.
