@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "oauth2_provider",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "kit",
     "outreach",
     "prospect_memory",
@@ -194,6 +195,26 @@ KIT_PUBLIC_URL = env("KIT_PUBLIC_URL", default="")
 # Browser origins allowed to call /mcp besides Kit's own (MCP's DNS-rebinding guard).
 MCP_ALLOWED_ORIGINS = env.list("MCP_ALLOWED_ORIGINS", default=[])
 SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
+
+# --- REST API ---------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Kit prospect memory API",
+    "DESCRIPTION": "Store and recall verified research about companies, fenced per account. "
+    "The same operations and payloads as Kit's MCP tools. Errors are "
+    '{"error": {"code", "message", "details"}}.',
+    "VERSION": "1.0.0",
+    "OAS_VERSION": "3.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
 
 # --- Celery -----------------------------------------------------------------------------
 # With no broker configured the default set-up runs tasks in-process when they are

@@ -1,11 +1,13 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import TemplateView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from oauth2_provider import urls as oauth2_urls
 from oauth2_provider import views as oauth2_views
 
 from kit import views
+from outreach.api import WritingGuideApi, api_not_found
 from outreach.mcp.views import mcp_endpoint
 from outreach.views import KitAuthorizationView, KitClientRegistrationView
 
@@ -32,6 +34,11 @@ urlpatterns = [
     path("", TemplateView.as_view(template_name="home.html"), name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("mcp", mcp_endpoint, name="mcp"),
+    path("api/v1/", include("prospect_memory.api.urls")),
+    path("api/v1/writing-guides/<str:locale>", WritingGuideApi.as_view(), name="api-guide"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    re_path(r"^api/", api_not_found),
     path("", include(oauth2_patterns)),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

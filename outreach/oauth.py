@@ -82,10 +82,15 @@ def resource_metadata_url(request: HttpRequest, path: str = MCP_PATH) -> str:
 
 
 def bearer_challenge(
-    request: HttpRequest, *, error: str = "", description: str = "", scope: str = ""
+    request: HttpRequest,
+    *,
+    resource_path: str = MCP_PATH,
+    error: str = "",
+    description: str = "",
+    scope: str = "",
 ) -> str:
-    """A ``WWW-Authenticate`` value that tells an MCP client where to authorize."""
-    parts = [f'resource_metadata="{resource_metadata_url(request)}"']
+    """A ``WWW-Authenticate`` value that tells a client where to authorize (RFC 9728)."""
+    parts = [f'resource_metadata="{resource_metadata_url(request, resource_path)}"']
     if error:
         parts.insert(0, f'error="{error}"')
     if description:

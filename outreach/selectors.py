@@ -155,6 +155,20 @@ def memberships_for_user(user) -> list[Member]:
     )
 
 
+def member_for_session(*, user, account_slug: str | None) -> Member | None:
+    """The seat a signed-in user acts in: the chosen account, else their first one."""
+    if account_slug:
+        chosen = member_for_user(user=user, account_slug=account_slug)
+        if chosen is not None:
+            return chosen
+    return (
+        Member.objects.filter(user=user)
+        .select_related("account", "user")
+        .order_by("account__slug")
+        .first()
+    )
+
+
 def member_for_user(*, user, account_slug: str) -> Member | None:
     """The user's seat in the account with ``account_slug``, or None if they have none."""
     return (

@@ -42,3 +42,13 @@ def module_admin(account):
 @pytest.fixture
 def other_admin(other_account):
     return factories.member(other_account, "admin@rival.example", admin=True)
+
+
+@pytest.fixture
+def limits(settings):
+    """Change PROSPECT_MEMORY keys for one test: ``limits(DOMAIN_NOTE_LIMIT=3)``."""
+
+    def apply(**values):
+        settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, **values}
+
+    return apply

@@ -15,16 +15,6 @@ def other_actor(other_admin):
 
 
 @pytest.fixture
-def limits(settings):
-    """Change PROSPECT_MEMORY keys for one test: ``limits(DOMAIN_NOTE_LIMIT=3)``."""
-
-    def apply(**values):
-        settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, **values}
-
-    return apply
-
-
-@pytest.fixture
 def gemini(settings):
     """The Gemini provider, through the real SDK, against a local fake of the API."""
     fake = FakeGemini().start()

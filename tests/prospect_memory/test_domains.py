@@ -118,6 +118,8 @@ suffix = st.sampled_from(["com", "dev", "io", "co.uk", "com.au", "de", "fr", "pl
 @given(name=label, sub=st.lists(label, max_size=3), tld=suffix)
 def test_every_form_of_a_company_resolves_alike(name, sub, tld):
     domain = f"{name}.{tld}"
+    # Some such names are suffixes themselves on the list's private side (eu.com, us.org).
+    assume(resolve_domain(f"www.{domain}").domain == domain)
     host = ".".join([*sub, domain])
     forms = [
         domain,
