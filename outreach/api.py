@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -21,7 +23,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from outreach.access import Actor
-from outreach.errors import InsufficientScope, KitError, NotFound, Unauthenticated
+from outreach.errors import (
+    BodyTooLarge,
+    InsufficientScope,
+    KitError,
+    NotFound,
+    Unauthenticated,
+)
 from outreach.guides import writing_guide
 from outreach.mcp.registry import READ
 from outreach.mcp_tools import GUIDE_DATA
@@ -116,6 +124,12 @@ _DRF_ERRORS: dict[type, tuple[str, int]] = {
 def error_response(request, exc: Exception) -> Response | None:
     """The envelope for ``exc``, or None for an unexpected error (a bug: DRF's 500)."""
     headers: dict[str, str] = {}
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        exc = BodyTooLarge(
+            f"The request body is over {limit:,} bytes. A note body may be at most 10 KB.",
+            details={"limit_bytes": limit},
+        )
     if isinstance(exc, KitError):
         body, status = exc.as_dict(), exc.http_status
         if isinstance(exc, Unauthenticated):

@@ -52,6 +52,11 @@ class NotFound(KitError):
     http_status = 404
 
 
+class BodyTooLarge(KitError):
+    code = "body_too_large"
+    http_status = 413
+
+
 class ValidationFailed(KitError):
     code = "validation_error"
     http_status = 400

@@ -1,6 +1,6 @@
 """The refusals of prospect memory's rules (SPEC section 7), one class per error code."""
 
-from outreach.errors import KitError, NotFound, ValidationFailed
+from outreach.errors import BodyTooLarge, KitError, NotFound, ValidationFailed
 
 __all__ = [
     "BodyTooLarge",
@@ -17,11 +17,6 @@ __all__ = [
 class InvalidDomain(KitError):
     code = "invalid_domain"
     http_status = 400
-
-
-class BodyTooLarge(KitError):
-    code = "body_too_large"
-    http_status = 413
 
 
 class DailyLimitReached(KitError):

@@ -275,3 +275,9 @@ def test_docs_and_schema_are_served_without_outside_assets(client):
     html = docs.content.decode()
     assert "cdn." not in html
     assert "https://" not in html.replace("https://swagger.io", "")
+
+
+def test_oversized_request_is_a_413_envelope(api):
+    response = save(api, body="x" * 2_000_000)
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "body_too_large"
