@@ -229,7 +229,7 @@ def test_read_only_token_cannot_save(live_kit, admin):
     run(live_kit, token, "legacy", steps)
 
 
-def test_member_who_is_not_module_admin_cannot_save(live_kit, member):
+def test_member_who_is_not_module_admin_cannot_save_or_compact(live_kit, member):
     token = token_for(live_kit, member)
 
     async def steps(client):
@@ -245,6 +245,15 @@ def test_member_who_is_not_module_admin_cannot_save(live_kit, member):
             )
         )
         assert refused["code"] == "not_module_admin"
+        compact = error(
+            await client.call_tool(
+                "outreach_compact_prospect_context",
+                {"domain": "acme.dev", "expected_note_count": 0, "body": "merged"},
+            )
+        )
+        assert compact["code"] == "not_module_admin"
+        # Reading is fine for every member.
+        data(await client.call_tool("outreach_recall_prospect_context", {"domain": "acme.dev"}))
 
     run(live_kit, token, "legacy", steps)
 
