@@ -1,12 +1,12 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
-from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from oauth2_provider import urls as oauth2_urls
 from oauth2_provider import views as oauth2_views
 
 from kit import views
+from outreach import views as outreach_views
 from outreach.api import WritingGuideApi, api_not_found
 from outreach.mcp.views import mcp_endpoint
 from outreach.views import KitAuthorizationView, KitClientRegistrationView
@@ -31,7 +31,9 @@ oauth2_patterns = (
 )
 
 urlpatterns = [
-    path("", TemplateView.as_view(template_name="home.html"), name="home"),
+    path("", outreach_views.home, name="home"),
+    path("account/switch", outreach_views.account_switch, name="account-switch"),
+    path("", include("prospect_memory.urls")),
     path("healthz", views.healthz, name="healthz"),
     path("mcp", mcp_endpoint, name="mcp"),
     path("api/v1/", include("prospect_memory.api.urls")),

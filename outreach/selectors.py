@@ -176,3 +176,30 @@ def member_for_user(*, user, account_slug: str) -> Member | None:
         .select_related("account", "user")
         .first()
     )
+
+
+def prospect_for_member(*, member: Member, prospect_id: int):
+    """A prospect of the member's account, or None (another account's prospect included)."""
+    from outreach.models import Prospect
+
+    return (
+        Prospect.objects.filter(account=member.account, pk=prospect_id)
+        .select_related("campaign")
+        .first()
+    )
+
+
+def prospects_for_account(*, account: Account):
+    from outreach.models import Prospect
+
+    return (
+        Prospect.objects.filter(account=account)
+        .select_related("campaign")
+        .order_by("company_domain", "email")
+    )
+
+
+def account_knows_domain(*, account: Account, domain: str) -> bool:
+    from outreach.models import Prospect
+
+    return Prospect.objects.filter(account=account, company_domain=domain).exists()

@@ -1,5 +1,5 @@
-"""Outreach's OAuth pages: consent (where a member picks the account a token acts for) and
-dynamic client registration."""
+"""Outreach's pages: the prospect list, the account switcher, OAuth consent (where a member
+picks the account a token acts for) and dynamic client registration."""
 
 from __future__ import annotations
 
@@ -7,14 +7,25 @@ import json
 from urllib.parse import urlsplit
 
 from django import forms
-from django.http import JsonResponse
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, JsonResponse
+from django.shortcuts import redirect, render
 from django.utils.decorators import method_decorator
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
 from oauth2_provider.forms import AllowForm
 from oauth2_provider.views import AuthorizationView
 from oauth2_provider.views.dynamic_client_registration import DynamicClientRegistrationView
 
-from outreach.selectors import memberships_for_user
+from outreach.selectors import (
+    member_for_session,
+    member_for_user,
+    memberships_for_user,
+    prospects_for_account,
+)
 
 
 class AccountAllowForm(AllowForm):
@@ -107,3 +118,30 @@ class KitClientRegistrationView(DynamicClientRegistrationView):
                     status=400,
                 )
         return super().post(request, *args, **kwargs)
+
+
+@login_required
+@require_GET
+def home(request):
+    """The signed-in member's prospects, in the account they act in."""
+    member = member_for_session(user=request.user, account_slug=request.session.get("kit_account"))
+    if member is None:
+        return render(request, "prospect_memory/no_account.html", status=403)
+    page = Paginator(prospects_for_account(account=member.account), 50).get_page(
+        request.GET.get("page")
+    )
+    return render(request, "outreach/home.html", {"page": page, "member": member})
+
+
+@login_required
+@require_POST
+def account_switch(request):
+    member = member_for_user(user=request.user, account_slug=request.POST.get("account", ""))
+    if member is None:
+        raise Http404("You have no seat in that account.")
+    request.session["kit_account"] = member.account.slug
+    messages.success(request, f"Now working in {member.account.name}.")
+    target = request.POST.get("next") or "/"
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = "/"
+    return redirect(target)

@@ -8,14 +8,14 @@ from __future__ import annotations
 from outreach.mcp.registry import READ, WRITE, Tool, ToolCall, registry
 from prospect_memory import schemas
 from prospect_memory.selectors import dossier_recall, recall_data
-from prospect_memory.services import dossier_compact, note_save
+from prospect_memory.services import dossier_compact, note_save, recall_record
 
 
 def _recall(call: ToolCall) -> dict:
     args = call.arguments
-    return recall_data(
-        dossier_recall(actor=call.actor, domain=args["domain"], query=args.get("query"))
-    )
+    recall = dossier_recall(actor=call.actor, domain=args["domain"], query=args.get("query"))
+    recall_record(actor=call.actor, recall=recall)
+    return recall_data(recall)
 
 
 def _save(call: ToolCall) -> dict:

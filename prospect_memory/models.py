@@ -246,3 +246,35 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.note_id or self.compaction_id}"
+
+
+class UsageEvent(models.Model):
+    """One agent recall or save, for the memory-health page. No content, no ids of notes."""
+
+    class Kind(models.TextChoices):
+        RECALL = "recall", "Recall"
+        SAVE = "save", "Save"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    domain = models.CharField(max_length=253)
+    oauth_application = models.ForeignKey(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    #: Recall: the dossier was known and fresh, so the agent could reuse it.
+    from_memory = models.BooleanField(default=False)
+    #: Save: the new note had a near duplicate / shared a source with a stored note.
+    near_duplicate = models.BooleanField(default=False)
+    shared_source = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["account", "created_at"], name="usage_account_time")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.domain}"

@@ -30,7 +30,14 @@ from prospect_memory.errors import (
     NotFound,
     ValidationFailed,
 )
-from prospect_memory.models import AuditEvent, Compaction, DailySaveCount, Dossier, Note
+from prospect_memory.models import (
+    AuditEvent,
+    Compaction,
+    DailySaveCount,
+    Dossier,
+    Note,
+    UsageEvent,
+)
 from prospect_memory.rules import (
     FieldError,
     clean_body,
@@ -405,12 +412,34 @@ def note_save(
         )
         _set_count(dossier, count + 1)
         _audit(actor, AuditEvent.Action.SAVE, resolved, note_id=note.id)
+        UsageEvent.objects.create(
+            account=actor.account,
+            kind=UsageEvent.Kind.SAVE,
+            domain=resolved,
+            oauth_application=actor.oauth_application,
+            near_duplicate=bool(overlap.near_duplicates),
+            shared_source=bool(overlap.shared_sources),
+        )
 
     return SaveResult(
         note=_view(note, actor, resolved),
         note_count=count + 1,
         overlap=overlap,
         embedding_status=note.embedding_status,
+    )
+
+
+# --- metering -------------------------------------------------------------------------------
+
+
+def recall_record(*, actor: Actor, recall) -> None:
+    """Count an agent's recall for memory health; a fresh dossier means reused from memory."""
+    UsageEvent.objects.create(
+        account=actor.account,
+        kind=UsageEvent.Kind.RECALL,
+        domain=recall.domain,
+        oauth_application=actor.oauth_application,
+        from_memory=recall.known and not recall.stale,
     )
 
 

@@ -16,7 +16,13 @@ from outreach.mcp.registry import READ, WRITE
 from prospect_memory import schemas
 from prospect_memory.mcp_tools import COMPACT, SAVE
 from prospect_memory.selectors import NoteView, dossier_recall, notes_list, recall_data
-from prospect_memory.services import compaction_restore, dossier_compact, note_delete, note_save
+from prospect_memory.services import (
+    compaction_restore,
+    dossier_compact,
+    note_delete,
+    note_save,
+    recall_record,
+)
 
 ERROR = {
     "type": "object",
@@ -88,6 +94,7 @@ class DossierRecallApi(KitApiView):
             domain=request.query_params.get("domain", ""),
             query=request.query_params.get("query"),
         )
+        recall_record(actor=self.actor, recall=recall)
         return Response({"data": recall_data(recall)})
 
 

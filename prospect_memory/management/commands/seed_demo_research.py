@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from outreach.access import Actor
 from outreach.models import Member
@@ -89,7 +90,65 @@ class Command(BaseCommand):
                 source_urls=sources,
                 observed_at=(today - timedelta(days=days)).isoformat(),
             )
+        self._demo_activity(owner)
         self.stdout.write(
             f"Saved {len(NOTES)} demo notes: acme.dev (4, one stale), initech.com (stop: "
-            "negative reply), globex.io (9, compaction suggested)."
+            "negative reply), globex.io (9, compaction suggested); and 30 days of simulated "
+            "agent activity for the memory-health page."
         )
+
+    def _demo_activity(self, owner) -> None:
+        """Recalls and saves of two demo agents over 30 days, so memory health has a story."""
+        import random
+
+        from oauth2_provider.models import get_application_model
+
+        from prospect_memory.models import UsageEvent
+
+        Application = get_application_model()
+        clients = [
+            Application.objects.get_or_create(
+                name=name,
+                user=None,
+                defaults={
+                    "client_type": Application.CLIENT_PUBLIC,
+                    "authorization_grant_type": Application.GRANT_AUTHORIZATION_CODE,
+                },
+            )[0]
+            for name in ("Claude Code (demo)", "Claude Cowork (demo)")
+        ]
+        rng = random.Random(30)  # noqa: S311  (demo data, not security)
+        now = timezone.now()
+        domains = ["acme.dev", "globex.io", "initech.com", "hooli.de", "soylent.pl"]
+        events = []
+        for days_ago in range(29, -1, -1):
+            # Memory fills up over the month, so more recalls find a fresh dossier.
+            reuse = 0.2 + 0.6 * (29 - days_ago) / 29
+            for _ in range(rng.randint(3, 12)):
+                at = now - timedelta(days=days_ago, minutes=rng.randint(0, 600))
+                client = rng.choice(clients)
+                domain = rng.choice(domains)
+                from_memory = rng.random() < reuse
+                events.append(
+                    UsageEvent(
+                        account=owner.account,
+                        kind=UsageEvent.Kind.RECALL,
+                        domain=domain,
+                        oauth_application=client,
+                        from_memory=from_memory,
+                        created_at=at,
+                    )
+                )
+                if not from_memory:
+                    events.append(
+                        UsageEvent(
+                            account=owner.account,
+                            kind=UsageEvent.Kind.SAVE,
+                            domain=domain,
+                            oauth_application=client,
+                            near_duplicate=rng.random() < 0.12,
+                            shared_source=rng.random() < 0.25,
+                            created_at=at,
+                        )
+                    )
+        UsageEvent.objects.bulk_create(events)

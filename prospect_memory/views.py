@@ -1,0 +1,194 @@
+"""Kit's web pages for prospect memory: read and delete only.
+
+There is no form that creates or edits a note anywhere in the browser: agents, through the
+MCP tools and the API, are the only write path. Anything outside the member's account
+answers 404, never 403, so a page never confirms that another account's object exists.
+"""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from outreach.access import Actor
+from outreach.errors import KitError
+from outreach.selectors import (
+    account_knows_domain,
+    member_for_session,
+    prospect_for_member,
+    relationship_for_domain,
+)
+from prospect_memory.domains import resolve_domain
+from prospect_memory.errors import InvalidDomain, NotFound
+from prospect_memory.health import chart, memory_health
+from prospect_memory.markdown import render_markdown
+from prospect_memory.models import Dossier
+from prospect_memory.selectors import NoteView, note_for_actor, notes_list, stop_reasons
+from prospect_memory.services import note_delete
+
+PREVIEW_NOTES = 3
+PAGE_SIZE = 20
+
+
+def member_required(view):
+    """Signed in, with a seat in an account; ``request.actor`` acts in the chosen one."""
+
+    @login_required
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        member = member_for_session(
+            user=request.user, account_slug=request.session.get("kit_account")
+        )
+        if member is None:
+            return render(request, "prospect_memory/no_account.html", status=403)
+        request.actor = Actor.for_member(member)
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+class _Shown:
+    """A note as a page shows it: the shared view plus safe HTML for its body."""
+
+    def __init__(self, view: NoteView):
+        self.view = view
+        self.html = render_markdown(view.body)
+
+    def __getattr__(self, name):
+        return getattr(self.view, name)
+
+
+def _notes(actor: Actor, domain: str, *, stale: bool | None = None):
+    return notes_list(actor=actor, domain=domain, stale=stale)
+
+
+def _shown(rows, domain: str) -> list[_Shown]:
+    return [_Shown(NoteView.of(note, domain=domain)) for note in rows]
+
+
+def _company_context(actor: Actor, domain: str, address: str | None = None) -> dict:
+    relationship = relationship_for_domain(account=actor.account, domain=domain, address=address)
+    rows = _notes(actor, domain)
+    dossier = Dossier.objects.filter(account=actor.account, domain=domain).first()
+    newest = [*rows[:PREVIEW_NOTES]]
+    return {
+        "domain": domain,
+        "relationship": relationship,
+        "stop_reasons": stop_reasons(relationship, domain),
+        "notes": _shown(newest, domain),
+        "note_count": dossier.active_note_count if dossier else 0,
+        "can_delete": actor.member.is_module_admin,
+    }
+
+
+@require_GET
+@member_required
+def prospect_page(request, prospect_id: int):
+    prospect = prospect_for_member(member=request.actor.member, prospect_id=prospect_id)
+    if prospect is None:
+        raise Http404("No such prospect in this account.")
+    context = _company_context(request.actor, prospect.company_domain, prospect.email)
+    return render(request, "prospect_memory/prospect.html", {**context, "prospect": prospect})
+
+
+def _domain_or_404(actor: Actor, raw: str) -> str:
+    try:
+        domain = resolve_domain(raw).domain
+    except InvalidDomain:
+        raise Http404("Not a company domain.") from None
+    known = Dossier.objects.filter(
+        account=actor.account, domain=domain
+    ).exists() or account_knows_domain(account=actor.account, domain=domain)
+    if not known:
+        raise Http404("This account has nothing on that company.")
+    return domain
+
+
+@require_GET
+@member_required
+def company_page(request, domain: str):
+    domain = _domain_or_404(request.actor, domain)
+    if domain != request.resolver_match.kwargs["domain"]:
+        return redirect("company", domain=domain)
+    return render(request, "prospect_memory/prospect.html", _company_context(request.actor, domain))
+
+
+@require_GET
+@member_required
+def note_list(request, domain: str):
+    domain = _domain_or_404(request.actor, domain)
+    stale = {"stale": True, "fresh": False}.get(request.GET.get("show", ""))
+    page = Paginator(_notes(request.actor, domain, stale=stale), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    return render(
+        request,
+        "prospect_memory/note_list.html",
+        {
+            "domain": domain,
+            "page": page,
+            "notes": _shown(page.object_list, domain),
+            "show": request.GET.get("show", "all"),
+            "can_delete": request.actor.member.is_module_admin,
+        },
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@member_required
+def note_delete_page(request, note_id):
+    actor = request.actor
+    try:
+        note = note_for_actor(actor, note_id)
+    except NotFound:
+        raise Http404("No such note in this account.") from None
+    if not actor.member.is_module_admin:
+        raise PermissionDenied("Only Outreach module admins may delete research.")
+    domain = note.dossier.domain
+    if request.method == "POST":
+        try:
+            result = note_delete(actor=actor, note_id=note.id)
+        except KitError as error:
+            messages.error(request, error.message)
+        else:
+            title = note.title or "Untitled note"
+            more = len(result.also_deleted_note_ids)
+            extra = f" and the {more} notes it had replaced" if more else ""
+            messages.success(request, f"Deleted “{title}”{extra}.")
+        return redirect(reverse("note-list", kwargs={"domain": domain}))
+    shown = _Shown(NoteView.of(note, domain=domain))
+    return render(request, "prospect_memory/note_delete.html", {"note": shown, "domain": domain})
+
+
+@require_GET
+@member_required
+def health_page(request):
+    if not request.actor.member.is_module_admin:
+        raise PermissionDenied("Memory health is for Outreach module admins.")
+    health = memory_health(account=request.actor.account)
+    return render(
+        request,
+        "prospect_memory/health.html",
+        {"health": health, "chart": chart(health.series)},
+    )
+
+
+@require_GET
+@member_required
+def company_lookup(request):
+    """The search box: any form of a company (email, URL, domain) to its page."""
+    raw = request.GET.get("domain", "")
+    try:
+        domain = resolve_domain(raw).domain
+    except InvalidDomain as error:
+        messages.error(request, error.message)
+        return redirect("home")
+    return redirect("company", domain=domain)
