@@ -1,0 +1,139 @@
+"""A real browser (Debian's headless Chromium, driven by Selenium) against a live Kit.
+
+Sign in, open the demo prospect page, see exactly three notes, follow View all, delete one
+with its confirmation, and see it gone from the list and from an MCP recall. Screenshots go
+to ``artifacts/`` (or ``KIT_ARTIFACTS_DIR``).
+"""
+
+import asyncio
+import os
+import shutil
+from pathlib import Path
+
+import httpx2
+import pytest
+from django.contrib.auth.hashers import make_password
+from django.core.management import call_command
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from outreach.models import Member, Prospect
+from outreach.services import access_token_issue
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+ARTIFACTS = Path(
+    os.environ.get("KIT_ARTIFACTS_DIR", Path(__file__).resolve().parents[2] / "artifacts")
+)
+PASSWORD = "kit-demo-password"
+
+
+@pytest.fixture
+def chromium():
+    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+        pytest.skip("Chromium/ChromeDriver are not installed (scripts/browser-deps installs them)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1000",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.implicitly_wait(5)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    yield driver
+    driver.quit()
+
+
+def shot(driver, name):
+    driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
+
+
+def mcp_recall_ids(base_url: str, token: str, domain: str) -> list[str]:
+    async def main():
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        async with http:
+            transport = streamable_http_client(f"{base_url}/mcp", http_client=http)
+            async with Client(transport, mode="legacy") as client:
+                result = await client.call_tool(
+                    "outreach_recall_prospect_context", {"domain": domain}
+                )
+                return [n["id"] for n in result.structured_content["data"]["notes"]]
+
+    return asyncio.run(main())
+
+
+def test_member_reads_and_deletes_research_in_a_browser(live_kit, chromium):
+    from selenium.webdriver.common.by import By
+
+    call_command("seed_demo", verbosity=0)
+    call_command("seed_demo_research", verbosity=0)
+    owner = Member.objects.select_related("user").get(
+        account__slug="demo", user__username="demo@kit.test"
+    )
+    owner.user.password = make_password(PASSWORD, hasher="pbkdf2_sha256")
+    owner.user.save()
+    prospect = Prospect.objects.get(account__slug="demo", email="founder@acme.dev")
+    driver, base = chromium, live_kit.url
+
+    driver.get(f"{base}/accounts/login/")
+    driver.find_element(By.NAME, "username").send_keys("demo@kit.test")
+    driver.find_element(By.NAME, "password").send_keys(PASSWORD)
+    driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    assert "Prospects" in driver.find_element(By.TAG_NAME, "h1").text
+    shot(driver, "home")
+
+    driver.find_element(By.LINK_TEXT, "founder@acme.dev").click()
+    assert driver.current_url == f"{base}/prospects/{prospect.pk}/"
+    notes = driver.find_elements(By.CSS_SELECTOR, "article.note")
+    assert len(notes) == 3
+    assert "Series B" in notes[0].text  # newest observed first
+    shot(driver, "prospect")
+
+    driver.find_element(By.LINK_TEXT, "View all").click()
+    listed = driver.find_elements(By.CSS_SELECTOR, "article.note")
+    assert len(listed) == 4
+    victim = listed[-1]
+    victim_id = victim.get_attribute("data-note-id")
+    victim_title = victim.find_element(By.TAG_NAME, "h3").text
+    assert "Stale" in victim.text
+    victim.find_element(By.LINK_TEXT, "Delete").click()
+    assert "Delete this note?" in driver.find_element(By.TAG_NAME, "h1").text
+    shot(driver, "delete-confirmation")
+    driver.find_element(By.ID, "confirm-delete").click()
+
+    remaining = driver.find_elements(By.CSS_SELECTOR, "article.note")
+    assert len(remaining) == 3
+    assert victim_id not in [n.get_attribute("data-note-id") for n in remaining]
+    assert f"Deleted “{victim_title}”." in driver.find_element(By.CSS_SELECTOR, ".messages").text
+    shot(driver, "after-delete")
+
+    driver.get(f"{base}/health/")
+    assert "Memory health" in driver.find_element(By.TAG_NAME, "h1").text
+    assert driver.find_elements(By.CSS_SELECTOR, "svg.chart rect")
+    shot(driver, "health")
+
+    token = access_token_issue(
+        member=owner,
+        scopes=["outreach_read"],
+        client_name="Browser test",
+        expires_days=1,
+        base_url=base,
+    )
+    ids = mcp_recall_ids(base, token, "founder@acme.dev")
+    assert len(ids) == 3
+    assert victim_id not in ids
