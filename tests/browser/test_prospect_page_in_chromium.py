@@ -59,6 +59,20 @@ def chromium():
     driver.quit()
 
 
+def click_and_load(driver, element):
+    """Click something that loads a new page, and wait until the new page is there."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(driver, 20).until(expected_conditions.staleness_of(old))
+    WebDriverWait(driver, 20).until(
+        lambda d: d.execute_script("return document.readyState") == "complete"
+    )
+
+
 def shot(driver, name):
     driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
 
@@ -93,28 +107,28 @@ def test_member_reads_and_deletes_research_in_a_browser(live_kit, chromium):
     driver.get(f"{base}/accounts/login/")
     driver.find_element(By.NAME, "username").send_keys("demo@kit.test")
     driver.find_element(By.NAME, "password").send_keys(PASSWORD)
-    driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    click_and_load(driver, driver.find_element(By.CSS_SELECTOR, "button[type=submit]"))
     assert "Prospects" in driver.find_element(By.TAG_NAME, "h1").text
     shot(driver, "home")
 
-    driver.find_element(By.LINK_TEXT, "founder@acme.dev").click()
+    click_and_load(driver, driver.find_element(By.LINK_TEXT, "founder@acme.dev"))
     assert driver.current_url == f"{base}/prospects/{prospect.pk}/"
     notes = driver.find_elements(By.CSS_SELECTOR, "article.note")
     assert len(notes) == 3
     assert "Series B" in notes[0].text  # newest observed first
     shot(driver, "prospect")
 
-    driver.find_element(By.LINK_TEXT, "View all").click()
+    click_and_load(driver, driver.find_element(By.LINK_TEXT, "View all"))
     listed = driver.find_elements(By.CSS_SELECTOR, "article.note")
     assert len(listed) == 4
     victim = listed[-1]
     victim_id = victim.get_attribute("data-note-id")
     victim_title = victim.find_element(By.TAG_NAME, "h3").text
     assert "Stale" in victim.text
-    victim.find_element(By.LINK_TEXT, "Delete").click()
+    click_and_load(driver, victim.find_element(By.LINK_TEXT, "Delete"))
     assert "Delete this note?" in driver.find_element(By.TAG_NAME, "h1").text
     shot(driver, "delete-confirmation")
-    driver.find_element(By.ID, "confirm-delete").click()
+    click_and_load(driver, driver.find_element(By.ID, "confirm-delete"))
 
     remaining = driver.find_elements(By.CSS_SELECTOR, "article.note")
     assert len(remaining) == 3
