@@ -193,6 +193,8 @@ OAUTH2_PROVIDER = {
 # The public origin (scheme://host[:port]) when Kit sits behind a proxy that rewrites it;
 # resource identifiers, OAuth metadata and issued tokens name it. Unset: from the request.
 KIT_PUBLIC_URL = env("KIT_PUBLIC_URL", default="")
+# Writes (save, compact, delete, restore) per OAuth client per account per minute; 0: off.
+KIT_WRITES_PER_MINUTE_PER_CLIENT = env.int("KIT_WRITES_PER_MINUTE_PER_CLIENT", default=60)
 # Browser origins allowed to call /mcp besides Kit's own (MCP's DNS-rebinding guard).
 MCP_ALLOWED_ORIGINS = env.list("MCP_ALLOWED_ORIGINS", default=[])
 SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
@@ -229,6 +231,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE = {
+    "outreach-prune-rate-windows": {
+        "task": "outreach.tasks.prune_rate_windows",
+        "schedule": 3600.0,
+    },
     "prospect-memory-backfill-embeddings": {
         "task": "prospect_memory.tasks.backfill_embeddings",
         "schedule": 300.0,

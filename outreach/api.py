@@ -31,9 +31,10 @@ from outreach.errors import (
     Unauthenticated,
 )
 from outreach.guides import writing_guide
-from outreach.mcp.registry import READ
+from outreach.mcp.registry import READ, WRITE
 from outreach.mcp_tools import GUIDE_DATA
 from outreach.oauth import API_PATH, actor_for_token, bearer_challenge, public_base_url
+from outreach.ratelimit import write_allowed
 from outreach.selectors import member_for_session
 
 SESSION_ACCOUNT_KEY = "kit_account"
@@ -72,6 +73,8 @@ class KitApiView(APIView):
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
         self.actor = self._actor(request)
+        if self.required_scope == WRITE:
+            write_allowed(self.actor)
 
     def _actor(self, request) -> Actor:
         token = request.auth if hasattr(request.auth, "scopes") else None
@@ -143,6 +146,8 @@ def error_response(request, exc: Exception) -> Response | None:
             )
         elif "resets_at" in exc.details:
             headers["Retry-After"] = str(_seconds_until(exc.details["resets_at"]))
+        elif "retry_after_seconds" in exc.details:
+            headers["Retry-After"] = str(exc.details["retry_after_seconds"])
         return Response(body, status=status, headers=headers)
     for kind, (code, status) in _DRF_ERRORS.items():
         if isinstance(exc, kind):

@@ -272,3 +272,23 @@ class OAuthRefreshTokenAccount(models.Model):
 
     def __str__(self) -> str:
         return f"refresh token for {self.account.slug}"
+
+
+class ClientRateWindow(models.Model):
+    """Writes per OAuth client (or web session) per account per minute, for rate limiting."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    client_key = models.CharField(max_length=64)
+    window_start = models.DateTimeField()
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "client_key", "window_start"], name="rate_window_unique"
+            ),
+        ]
+        indexes = [models.Index(fields=["window_start"], name="rate_window_age")]
+
+    def __str__(self) -> str:
+        return f"{self.client_key} @ {self.window_start}: {self.count}"

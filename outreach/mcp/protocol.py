@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from outreach.errors import InsufficientScope, KitError, ValidationFailed
-from outreach.mcp.registry import Tool, ToolCall, registry
+from outreach.mcp.registry import WRITE, Tool, ToolCall, registry
+from outreach.ratelimit import write_allowed
 
 logger = logging.getLogger(__name__)
 
@@ -282,6 +283,8 @@ def _call(
         )
         return ok(_result(error.as_dict(), is_error=True, modern=modern))
     try:
+        if tool.scope == WRITE:
+            write_allowed(caller.actor)
         data = tool.handler(ToolCall(actor=caller.actor, arguments=arguments))
     except KitError as error:
         return ok(_result(error.as_dict(), is_error=True, modern=modern))
