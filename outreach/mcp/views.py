@@ -6,7 +6,6 @@ status codes and challenges); the JSON-RPC conversation is ``outreach.mcp.protoc
 
 from __future__ import annotations
 
-import json
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -14,6 +13,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from outreach.errors import Unauthenticated
+from outreach.jsonbody import BadJSON, loads
 from outreach.mcp import protocol
 from outreach.oauth import (
     MCP_PATH,
@@ -40,8 +40,8 @@ def _origin_allowed(request: HttpRequest, origin: str) -> bool:
 
 def _request_id(raw: bytes):
     try:
-        message = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+        message = loads(raw)
+    except BadJSON:
         return None
     if isinstance(message, dict) and protocol._valid_id(message.get("id")):
         return message["id"]
@@ -108,9 +108,9 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         return response
 
     try:
-        message = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        return _json(protocol.parse_error("Parse error: the body is not valid JSON"))
+        message = loads(raw)
+    except BadJSON as error:
+        return _json(protocol.parse_error(f"Parse error: {error}"))
 
     headers = {key.lower(): value for key, value in request.headers.items()}
     caller = protocol.Caller(actor=actor, scopes=frozenset(token.scopes))

@@ -58,7 +58,7 @@ def errors(*statuses: int) -> dict:
         404: "not_found",
         409: "note_count_mismatch or domain_note_limit_reached",
         413: "body_too_large",
-        429: "daily_limit_reached (with Retry-After)",
+        429: "daily_limit_reached or rate_limited (with Retry-After)",
     }
     return {s: OpenApiResponse(ERROR, description=described[s]) for s in statuses}
 
@@ -210,7 +210,7 @@ class NoteDeleteApi(KitApiView):
     @extend_schema(
         operation_id="notes_delete",
         summary="Delete a note from the dossier and every future recall",
-        responses={200: envelope(schemas.DELETE), **errors(401, 403, 404)},
+        responses={200: envelope(schemas.DELETE), **errors(400, 401, 403, 404, 429)},
     )
     def delete(self, request, note_id: str):
         return Response({"data": note_delete(actor=self.actor, note_id=note_id).as_data()})
@@ -223,7 +223,7 @@ class DossierCompactApi(KitApiView):
         operation_id="compactions_create",
         summary="Merge a company's notes into one (only when a person asks)",
         request={"application/json": schemas.COMPACT_INPUT},
-        responses={201: envelope(schemas.COMPACT), **errors(400, 401, 403, 404, 409, 413)},
+        responses={201: envelope(schemas.COMPACT), **errors(400, 401, 403, 404, 409, 413, 429)},
     )
     def post(self, request):
         args = _checked(COMPACT, request.data)
@@ -245,7 +245,7 @@ class CompactionRestoreApi(KitApiView):
         operation_id="compactions_restore",
         summary="Undo a compaction",
         request=None,
-        responses={200: envelope(schemas.RESTORE), **errors(400, 401, 403, 404, 409)},
+        responses={200: envelope(schemas.RESTORE), **errors(400, 401, 403, 404, 409, 429)},
     )
     def post(self, request, compaction_id: str):
         result = compaction_restore(actor=self.actor, compaction_id=compaction_id)
