@@ -103,6 +103,7 @@ class NotesApi(KitApiView):
 
     page_size = 20
     max_page_size = 100
+    max_page = 1_000_000
 
     def initial(self, request, *args, **kwargs):
         self.required_scope = WRITE if request.method == "POST" else READ
@@ -152,14 +153,20 @@ class NotesApi(KitApiView):
         params = request.query_params
         stale = {"true": True, "false": False, None: None}.get(params.get("stale"), "bad")
         page, size = _positive(params, "page", 1), _positive(params, "page_size", self.page_size)
-        if stale == "bad" or page is None or size is None or size > self.max_page_size:
+        if (
+            stale == "bad"
+            or page is None
+            or size is None
+            or size > self.max_page_size
+            or page > self.max_page
+        ):
             raise ValidationFailed(
-                "Use stale=true|false, page >= 1 and page_size 1-100.",
+                f"Use stale=true|false, page 1-{self.max_page:,} and page_size 1-100.",
                 details={"fields": {"query": ["stale, page or page_size is invalid"]}},
             )
         rows = notes_list(actor=self.actor, domain=params.get("domain"), stale=stale)
         count = rows.count()
-        notes = list(rows[(page - 1) * size : page * size])
+        notes = list(rows[(page - 1) * size : page * size]) if (page - 1) * size < count else []
         return Response(
             {
                 "data": {
@@ -201,7 +208,9 @@ def _positive(params, name: str, default: int) -> int | None:
     value = params.get(name)
     if value is None:
         return default
-    return int(value) if value.isdigit() and int(value) >= 1 else None
+    if not value.isdigit() or len(value) > 9:
+        return None
+    return int(value) if int(value) >= 1 else None
 
 
 class NoteDeleteApi(KitApiView):

@@ -300,3 +300,12 @@ def test_openapi_schema_validates_without_warnings():
     out = StringIO()
     call_command("spectacular", "--validate", "--fail-on-warn", stdout=out)
     assert "openapi: 3.1.0" in out.getvalue()
+
+
+def test_regression_huge_page_numbers_are_a_400_not_a_500(api):
+    save(api)
+    huge = api.call("get", "/api/v1/notes", "/api/v1/notes", page="99999999999999999999")
+    assert huge.status_code == 400
+    beyond = api.call("get", "/api/v1/notes", "/api/v1/notes", page="5000")
+    assert beyond.status_code == 200
+    assert beyond.json()["data"]["notes"] == []
