@@ -30,7 +30,7 @@ class LiveServer:
             "DJANGO_SETTINGS_MODULE": "kit.settings",
             "DATABASE_URL": database_url,
             "CELERY_BROKER_URL": "",
-            "CONN_MAX_AGE": "0",
+            "CONN_MAX_AGE": "60",
             **(extra_env or {}),
         }
         self.process = subprocess.Popen(
