@@ -70,6 +70,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "kit.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "kit.urls"
@@ -230,6 +231,13 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
+# A request that queues a task must not hang on a broker that is down.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": 3600,
+    "socket_timeout": 2,
+    "socket_connect_timeout": 2,
+}
 CELERY_BEAT_SCHEDULE = {
     "outreach-prune-rate-windows": {
         "task": "outreach.tasks.prune_rate_windows",

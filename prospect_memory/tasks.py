@@ -43,7 +43,16 @@ def enqueue_embed_note(note_id: uuid.UUID) -> None:
     if app.conf.task_always_eager:
         logger.info("no Celery broker: note %s stays pending until the next backfill", note_id)
         return
-    transaction.on_commit(lambda: embed_note.delay(str(note_id)))
+    transaction.on_commit(lambda: _send_embed(note_id))
+
+
+def _send_embed(note_id: uuid.UUID) -> None:
+    # The note is committed already; if the broker is unreachable the periodic backfill
+    # embeds it later, so the save still succeeds.
+    try:
+        embed_note.apply_async(args=[str(note_id)], retry=False)
+    except Exception:
+        logger.warning("could not queue the embedding of note %s; backfill will", note_id)
 
 
 @shared_task(**_retrying)
