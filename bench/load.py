@@ -249,6 +249,7 @@ def main() -> None:
     os.environ.setdefault("SECRET_KEY", "kit-load-" + uuid.uuid4().hex * 2)
     os.environ["DJANGO_SETTINGS_MODULE"] = "kit.settings"
     os.environ["LOG_LEVEL"] = "WARNING"
+    os.environ.setdefault("SECURE_SSL_REDIRECT", "false")  # plain-http loopback
     from prospect_memory.crypto import generate_key
 
     os.environ.setdefault("PROSPECT_MEMORY_ENCRYPTION_KEYS", generate_key())

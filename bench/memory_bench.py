@@ -51,6 +51,8 @@ def setup(args) -> None:
     os.environ.setdefault("SECRET_KEY", "kit-bench-" + uuid.uuid4().hex * 2)
     os.environ["DJANGO_SETTINGS_MODULE"] = "kit.settings"
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    # Servers the benchmarks start listen on plain-http loopback, without TLS.
+    os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
     from prospect_memory.crypto import generate_key
 
     os.environ.setdefault("PROSPECT_MEMORY_ENCRYPTION_KEYS", generate_key())

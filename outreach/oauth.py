@@ -10,6 +10,7 @@ verified token into the acting member.
 from __future__ import annotations
 
 from django.conf import settings
+from django.db.models import Subquery
 from django.http import HttpRequest
 from oauth2_provider.models import get_grant_model
 from oauth2_provider.oauth2_backends import get_oauthlib_core
@@ -137,7 +138,17 @@ def verify_bearer(request: HttpRequest, *, resource_path: str):
 
 
 def actor_for_token(token) -> Actor:
-    """The member a token acts as, in the one account it was granted for."""
+    """The member a token acts as, in the one account it was granted for (one query)."""
+    account_of_token = OAuthAccessTokenAccount.objects.filter(access_token=token).values(
+        "account_id"
+    )[:1]
+    member = (
+        Member.objects.select_related("account", "user")
+        .filter(user_id=token.user_id, account_id=Subquery(account_of_token))
+        .first()
+    )
+    if member is not None:
+        return Actor.for_member(member, oauth_application=token.application)
     binding = (
         OAuthAccessTokenAccount.objects.select_related("account").filter(access_token=token).first()
     )
@@ -146,14 +157,7 @@ def actor_for_token(token) -> Actor:
             "This token is not bound to a Kit account. Authorize again and pick an account.",
             details={"reason": "no_account"},
         )
-    member = (
-        Member.objects.select_related("account", "user")
-        .filter(user_id=token.user_id, account=binding.account)
-        .first()
+    raise Unauthenticated(
+        f"The token's user is no longer a member of account '{binding.account.slug}'.",
+        details={"reason": "not_a_member"},
     )
-    if member is None:
-        raise Unauthenticated(
-            f"The token's user is no longer a member of account '{binding.account.slug}'.",
-            details={"reason": "not_a_member"},
-        )
-    return Actor.for_member(member, oauth_application=token.application)

@@ -433,14 +433,28 @@ def note_save(
 
 
 def recall_record(*, actor: Actor, recall) -> None:
-    """Count an agent's recall for memory health; a fresh dossier means reused from memory."""
-    UsageEvent.objects.create(
-        account=actor.account,
-        kind=UsageEvent.Kind.RECALL,
-        domain=recall.domain,
-        oauth_application=actor.oauth_application,
-        from_memory=recall.known and not recall.stale,
-    )
+    """Count an agent's recall for memory health; a fresh dossier means reused from memory.
+
+    A usage row is a statistic, not a record anyone relies on, so it is committed without
+    waiting for the WAL flush (``synchronous_commit off`` for this transaction only): recall
+    does not pay a disk sync, and a crash can lose at most the last few counts.
+    """
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL synchronous_commit TO OFF")
+        cursor.execute(
+            f"""
+            INSERT INTO {UsageEvent._meta.db_table}
+                (account_id, kind, domain, oauth_application_id, from_memory,
+                 near_duplicate, shared_source, created_at)
+            VALUES (%s, 'recall', %s, %s, %s, false, false, now())
+            """,  # noqa: S608  (table name from the model)
+            [
+                actor.account.pk,
+                recall.domain,
+                actor.oauth_application.pk if actor.oauth_application else None,
+                recall.known and not recall.stale,
+            ],
+        )
 
 
 # --- compaction ------------------------------------------------------------------------------

@@ -21,7 +21,14 @@ def free_port() -> int:
 
 
 class LiveServer:
-    def __init__(self, database_url: str, *, workers: int = 2, extra_env: dict | None = None):
+    def __init__(
+        self,
+        database_url: str,
+        *,
+        workers: int = 2,
+        extra_env: dict | None = None,
+        gunicorn_args: tuple[str, ...] = ("--access-logfile", "-"),
+    ):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = Path(tempfile.mkstemp(prefix="kit-live-", suffix=".log")[1])
@@ -45,8 +52,7 @@ class LiveServer:
                 str(workers),
                 "--timeout",
                 "60",
-                "--access-logfile",
-                "-",
+                *gunicorn_args,
             ],
             cwd=ROOT,
             env=env,

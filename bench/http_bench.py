@@ -1,0 +1,304 @@
+#!/usr/bin/env python
+"""Recall and save over the full HTTP stack: REST and MCP against gunicorn on loopback.
+
+For each size (1k, 100k, 1M stored notes, seeded like bench/memory_bench.py) it measures,
+one request at a time, the p50/p99 of: REST recall, MCP recall, REST save, MCP save, beside
+the in-process recall (the service call, no HTTP) and the raw-SQL floor, with the ratios.
+Then a throughput run: concurrent clients recalling full dossiers for a fixed time.
+
+Run: ``scripts/bench-http`` (all sizes) or ``scripts/bench-http --sizes 1000 --seconds 5``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench import memory_bench as mb  # noqa: E402
+
+
+def p(samples, q):
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def timed(fn, n):
+    out = []
+    for i in range(n):
+        start = time.perf_counter()
+        fn(i)
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def mcp_body(tool, arguments):
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+    )
+
+
+async def throughput(url, headers, domains, clients, seconds):
+    import httpx2
+
+    latencies, errors = [], 0
+    deadline = time.monotonic() + seconds
+
+    async def worker(k):
+        nonlocal errors
+        async with httpx2.AsyncClient(timeout=30, headers=headers) as http:
+            i = k
+            while time.monotonic() < deadline:
+                domain = domains[i % len(domains)]
+                i += clients
+                start = time.perf_counter()
+                response = await http.get(f"{url}/api/v1/recall", params={"domain": domain})
+                latencies.append((time.perf_counter() - start) * 1000)
+                if response.status_code != 200:
+                    errors += 1
+
+    started = time.monotonic()
+    await asyncio.gather(*(worker(k) for k in range(clients)))
+    return latencies, errors, time.monotonic() - started
+
+
+def wrk_throughput(url, token, domain, clients, seconds):
+    """Throughput with wrk (a C load generator), so the client costs little of the 2 cores."""
+    import re
+    import shutil
+    import subprocess
+    from urllib.parse import quote
+
+    if not shutil.which("wrk"):
+        return None
+    out = subprocess.run(
+        [
+            "wrk",
+            "-t1",
+            f"-c{clients}",
+            f"-d{int(seconds)}s",
+            "--latency",
+            "-H",
+            f"Authorization: Bearer {token}",
+            f"{url}/api/v1/recall?domain={quote(domain)}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 60,
+    ).stdout
+
+    def ms(label):
+        match = re.search(rf"^\s+{label}\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+        value, unit = float(match.group(1)), match.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+        "p50": ms("50%"),
+        "p99": ms("99%"),
+        "errors": int(errors.group(1)) if errors else 0,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="1000,100000,1000000")
+    parser.add_argument("--iterations", type=int, default=300)
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
+    parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker")
+    parser.add_argument("--clients", type=int, default=8, help="concurrent clients")
+    parser.add_argument("--seconds", type=float, default=15)
+    args = parser.parse_args()
+    sizes = sorted(int(s.replace("_", "")) for s in args.sizes.split(","))
+    mb.setup(args)
+
+    import random
+
+    import httpx2
+    from django.conf import settings
+
+    from kit.db import database_url
+    from outreach.services import access_token_issue
+    from prospect_memory.selectors import dossier_recall, recall_data
+    from tests.live import LiveServer
+
+    rng = random.Random(7)
+    probes = mb.seed_probes(rng)
+    url = database_url(settings.DATABASES["default"])
+    rows = []
+    for size in sizes:
+        mb.seed_fillers(rng, size)
+        server = LiveServer(
+            url,
+            workers=args.workers,
+            extra_env={
+                "KIT_WRITES_PER_MINUTE_PER_CLIENT": "0",
+                "LOG_LEVEL": "WARNING",
+            },
+            gunicorn_args=("--threads", str(args.threads)),
+        )
+        try:
+            tokens = [
+                access_token_issue(
+                    member=actor.member,
+                    scopes=["outreach_read", "outreach_write"],
+                    client_name="Bench",
+                    expires_days=1,
+                    base_url=server.url,
+                )
+                for actor, _ in probes
+            ]
+            http = httpx2.Client(timeout=30)
+            saves = iter(range(10**9))
+
+            def rest_recall(i):
+                k = i % len(probes)
+                r = http.get(
+                    f"{server.url}/api/v1/recall",
+                    params={"domain": probes[k][1]},
+                    headers={"Authorization": f"Bearer {tokens[k]}"},
+                )
+                assert r.status_code == 200 and r.json()["data"]["note_count"] == 50, r.text[:200]
+
+            def mcp_recall(i):
+                k = i % len(probes)
+                r = http.post(
+                    f"{server.url}/mcp",
+                    content=mcp_body("outreach_recall_prospect_context", {"domain": probes[k][1]}),
+                    headers={
+                        "Authorization": f"Bearer {tokens[k]}",
+                        "Content-Type": "application/json",
+                    },
+                )
+                assert r.status_code == 200 and not r.json()["result"]["isError"], r.text[:200]
+
+            def save_args(k):
+                n = next(saves)
+                domain = probes[k][1]
+                return {
+                    "domain": f"h{n}-{domain}",
+                    "title": "Hiring",
+                    "body": mb.body_for(rng, domain),
+                    "source_urls": [f"https://{domain}/jobs/h{n}"],
+                    "observed_at": "2026-11-29",
+                }
+
+            def rest_save(i):
+                k = i % len(probes)
+                r = http.post(
+                    f"{server.url}/api/v1/notes",
+                    json=save_args(k),
+                    headers={"Authorization": f"Bearer {tokens[k]}"},
+                )
+                assert r.status_code == 201, r.text[:200]
+
+            def mcp_save(i):
+                k = i % len(probes)
+                r = http.post(
+                    f"{server.url}/mcp",
+                    content=mcp_body("outreach_save_prospect_research", save_args(k)),
+                    headers={
+                        "Authorization": f"Bearer {tokens[k]}",
+                        "Content-Type": "application/json",
+                    },
+                )
+                assert r.status_code == 200 and not r.json()["result"]["isError"], r.text[:200]
+
+            def in_process(i):
+                actor, domain = probes[i % len(probes)]
+                recall_data(dossier_recall(actor=actor, domain=domain))
+
+            def floor(i):
+                actor, domain = probes[i % len(probes)]
+                mb.floor_recall(actor, domain)
+
+            for fn in (rest_recall, mcp_recall, in_process, floor):
+                timed(fn, 20)  # warm-up
+            n = args.iterations
+            measured = {
+                "rest_recall": timed(rest_recall, n),
+                "mcp_recall": timed(mcp_recall, n),
+                "in_process": timed(in_process, n),
+                "floor": timed(floor, n),
+                "rest_save": timed(rest_save, n),
+                "mcp_save": timed(mcp_save, n),
+            }
+            loaded = wrk_throughput(server.url, tokens[0], probes[0][1], args.clients, args.seconds)
+            if loaded is None:  # no wrk: a Python client, which costs more of the CPU
+                latencies, errors, elapsed = asyncio.run(
+                    throughput(
+                        server.url,
+                        {"Authorization": f"Bearer {tokens[0]}"},
+                        [probes[0][1]],
+                        args.clients,
+                        args.seconds,
+                    )
+                )
+                loaded = {
+                    "rps": len(latencies) / elapsed,
+                    "p50": statistics.median(latencies),
+                    "p99": p(latencies, 99),
+                    "errors": errors,
+                }
+        finally:
+            server.stop()
+        from prospect_memory.models import Note
+
+        row = {"size": Note.objects.count()}
+        for name, samples in measured.items():
+            row[f"{name}_p50"] = statistics.median(samples)
+            row[f"{name}_p99"] = p(samples, 99)
+        row["rps"] = loaded["rps"]
+        row["rps_p50"] = loaded["p50"]
+        row["rps_p99"] = loaded["p99"]
+        row["rps_errors"] = loaded["errors"]
+        rows.append(row)
+        print(
+            json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in row.items()}),
+            flush=True,
+        )
+
+    print()
+    print(
+        "| stored notes | REST recall p50 / p99 | MCP recall p50 / p99 | in-process p50 | floor p50 | REST / in-process | MCP / floor | REST save p50 / p99 | MCP save p50 / p99 |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r['size']:,} | {r['rest_recall_p50']:.1f} / {r['rest_recall_p99']:.1f} ms | "
+            f"{r['mcp_recall_p50']:.1f} / {r['mcp_recall_p99']:.1f} ms | {r['in_process_p50']:.1f} ms | "
+            f"{r['floor_p50']:.1f} ms | {r['rest_recall_p50'] / r['in_process_p50']:.2f}x | "
+            f"{r['mcp_recall_p50'] / r['floor_p50']:.2f}x | {r['rest_save_p50']:.1f} / {r['rest_save_p99']:.1f} ms | "
+            f"{r['mcp_save_p50']:.1f} / {r['mcp_save_p99']:.1f} ms |"
+        )
+    print()
+    print(
+        f"| stored notes | recalls/s ({args.clients} clients, {args.seconds:g} s) | p50 | p99 | errors |"
+    )
+    print("|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r['size']:,} | {r['rps']:.0f} | {r['rps_p50']:.1f} ms | {r['rps_p99']:.1f} ms | {r['rps_errors']} |"
+        )
+    if len(rows) > 1:
+        print(
+            f"\nREST recall p50 at {rows[-1]['size']:,} / at {rows[0]['size']:,}: "
+            f"{rows[-1]['rest_recall_p50'] / rows[0]['rest_recall_p50']:.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
