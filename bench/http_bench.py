@@ -118,7 +118,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,100000,1000000")
     parser.add_argument("--iterations", type=int, default=300)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
-    parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker")
+    parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker")
     parser.add_argument("--clients", type=int, default=8, help="concurrent clients")
     parser.add_argument("--seconds", type=float, default=15)
     args = parser.parse_args()

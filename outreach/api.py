@@ -16,9 +16,8 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from oauth2_provider.contrib.rest_framework import OAuth2Authentication
 from rest_framework import exceptions
-from rest_framework.authentication import SessionAuthentication
+from rest_framework.authentication import BaseAuthentication, SessionAuthentication
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -33,31 +32,24 @@ from outreach.errors import (
 from outreach.guides import writing_guide
 from outreach.mcp.registry import READ, WRITE
 from outreach.mcp_tools import GUIDE_DATA
-from outreach.oauth import API_PATH, actor_for_token, bearer_challenge, public_base_url
+from outreach.oauth import API_PATH, BearerGrant, authenticate_bearer, bearer_challenge
 from outreach.ratelimit import write_allowed
 from outreach.selectors import member_for_session
 
 SESSION_ACCOUNT_KEY = "kit_account"
 
 
-class KitOAuth2Authentication(OAuth2Authentication):
+class KitOAuth2Authentication(BaseAuthentication):
     """Bearer tokens for this API only, bound to an account; challenges name the metadata."""
 
     def authenticate(self, request):
-        result = super().authenticate(request)
-        if result is None:
-            if request.headers.get("Authorization", "").startswith("Bearer "):
-                raise exceptions.AuthenticationFailed(
-                    "The access token is invalid, expired or not meant for this API."
-                )
-            return None
-        user, token = result
-        target = f"{public_base_url(request)}{API_PATH}"
-        if not token.resource or not token.allows_audience(target):
-            raise exceptions.AuthenticationFailed(
-                f"This access token was not issued for {target}; authorize again for it."
-            )
-        return user, token
+        if not request.headers.get("Authorization", "").startswith("Bearer "):
+            return None  # not a bearer request: the session may authenticate it
+        try:
+            grant = authenticate_bearer(request, resource_path=API_PATH)
+        except Unauthenticated as error:
+            raise exceptions.AuthenticationFailed(error.message) from None
+        return grant.actor.member.user, grant
 
     def authenticate_header(self, request):
         return bearer_challenge(request, resource_path=API_PATH)
@@ -77,15 +69,15 @@ class KitApiView(APIView):
             write_allowed(self.actor)
 
     def _actor(self, request) -> Actor:
-        token = request.auth if hasattr(request.auth, "scopes") else None
-        if token is not None:
-            if self.required_scope not in token.scopes:
+        grant = request.auth if isinstance(request.auth, BearerGrant) else None
+        if grant is not None:
+            if self.required_scope not in grant.scopes:
                 raise InsufficientScope(
                     f"This needs the {self.required_scope} scope, which the token lacks. "
                     f"Authorize again with {self.required_scope}.",
                     details={"required_scope": self.required_scope},
                 )
-            return actor_for_token(token)
+            return grant.actor
         if request.user and request.user.is_authenticated:
             member = member_for_session(
                 user=request.user, account_slug=request.session.get(SESSION_ACCOUNT_KEY)

@@ -109,26 +109,19 @@ def _ref(data: dict) -> CampaignRef:
     )
 
 
-def relationship_for_domain(
-    *, account: Account, domain: str, address: str | None = None
-) -> Relationship:
-    """The account's history with the company at ``domain`` (a registrable domain).
-
-    Domain suppression entries match the company and its subdomains; address entries match
-    only ``address`` (see :func:`suppression_matches`).
-    """
+def relationship_query(*, account: Account, domain: str, address: str | None = None):
+    """The relationship statement and its parameters, for callers that batch statements."""
     escaped = domain.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _RELATIONSHIP_SQL,
-            {
-                "account": account.pk,
-                "domain": domain,
-                "subdomains": f"%.{escaped}",
-                "address": (address or "").lower(),
-            },
-        )
-        campaigns, messages_sent, last, suppressions = cursor.fetchone()
+    return _RELATIONSHIP_SQL, {
+        "account": account.pk,
+        "domain": domain,
+        "subdomains": f"%.{escaped}",
+        "address": (address or "").lower(),
+    }
+
+
+def relationship_from_row(row) -> Relationship:
+    campaigns, messages_sent, last, suppressions = row
     last_reply = (
         LastReply(
             sentiment=last["sentiment"],
@@ -146,6 +139,20 @@ def relationship_for_domain(
             SuppressionMatch(kind=s["kind"], value=s["value"]) for s in suppressions
         ],
     )
+
+
+def relationship_for_domain(
+    *, account: Account, domain: str, address: str | None = None
+) -> Relationship:
+    """The account's history with the company at ``domain`` (a registrable domain).
+
+    Domain suppression entries match the company and its subdomains; address entries match
+    only ``address`` (see :func:`suppression_matches`).
+    """
+    sql, params = relationship_query(account=account, domain=domain, address=address)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return relationship_from_row(cursor.fetchone())
 
 
 def memberships_for_user(user) -> list[Member]:

@@ -17,7 +17,7 @@ from django.db.models import Case, FloatField, When
 from pgvector.django import CosineDistance
 
 from outreach.access import Actor, require_outreach
-from outreach.selectors import Relationship, relationship_for_domain
+from outreach.selectors import Relationship, relationship_from_row, relationship_query
 from prospect_memory.conf import app_settings
 from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import NotFound
@@ -34,8 +34,25 @@ SELECT n.id, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
   LEFT JOIN outreach_member m ON m.id = n.member_id
   LEFT JOIN auth_user u ON u.id = m.user_id
   LEFT JOIN oauth2_provider_application a ON a.id = n.oauth_application_id
- WHERE n.account_id = %s AND d.domain = %s AND n.status = 'active'
+ WHERE n.account_id = %(account)s AND d.domain = %(domain)s AND n.status = 'active'
  ORDER BY n.observed_at DESC, n.created_at DESC, n.id
+"""
+# Pairs among the window of newest notes, compared only within one model's vectors.
+_RECALL_PAIRS_SQL = """
+WITH recent AS (
+    SELECT n.id, n.embedding, n.embedding_model, n.embedding_status
+      FROM prospect_memory_note n
+      JOIN prospect_memory_dossier d ON d.id = n.dossier_id AND d.account_id = n.account_id
+     WHERE n.account_id = %(account)s AND d.domain = %(domain)s AND n.status = 'active'
+     ORDER BY n.observed_at DESC, n.created_at DESC, n.id
+     LIMIT %(window)s
+)
+SELECT a.id, b.id, a.embedding <=> b.embedding AS distance
+  FROM recent a JOIN recent b ON a.id < b.id
+ WHERE a.embedding_status = 'ready' AND b.embedding_status = 'ready'
+   AND a.embedding_model = %(model)s AND b.embedding_model = %(model)s
+   AND a.embedding <=> b.embedding <= %(threshold)s
+ ORDER BY distance, a.id, b.id
 """
 _RECALL_COLUMNS = (
     "id",
@@ -212,34 +229,6 @@ class OverlapPair:
     distance: float
 
 
-def overlap_pairs(
-    *, account, note_ids: list[uuid.UUID], model: str, threshold: float
-) -> list[OverlapPair]:
-    """Pairs among ``note_ids`` (one account's one domain) within ``threshold`` distance.
-
-    Computed in PostgreSQL over at most OVERLAP_PAIR_WINDOW notes; only vectors of ``model``
-    are compared.
-    """
-    ids = list(note_ids)
-    if len(ids) < 2:
-        return []
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT a.id, b.id, a.embedding <=> b.embedding AS distance
-              FROM prospect_memory_note a
-              JOIN prospect_memory_note b
-                ON b.account_id = a.account_id AND b.dossier_id = a.dossier_id AND a.id < b.id
-             WHERE a.account_id = %s AND a.id = ANY(%s) AND b.id = ANY(%s)
-               AND a.embedding_model = %s AND b.embedding_model = %s
-               AND a.embedding <=> b.embedding <= %s
-             ORDER BY distance, a.id, b.id
-            """,
-            [account.pk, ids, ids, model, model, threshold],
-        )
-        return [OverlapPair((a, b), float(d)) for a, b, d in cursor.fetchall()]
-
-
 def distance_annotation(vector: list[float] | None, model: str):
     """Cosine distance to ``vector`` for notes embedded by ``model``; NULL for the rest."""
     if vector is None:
@@ -324,26 +313,27 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
     require_outreach(actor)
     resolved = resolve_domain(domain)
     account = actor.account
-    relationship = relationship_for_domain(
-        account=account, domain=resolved.domain, address=resolved.address
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(_RECALL_NOTES_SQL, [account.pk, resolved.domain])
-        rows = [dict(zip(_RECALL_COLUMNS, row, strict=True)) for row in cursor.fetchall()]
-    today = utc_today()
-    views = [NoteView.from_values(row, domain=resolved.domain, today=today) for row in rows]
-
     from prospect_memory.embeddings import get_provider
 
     provider = get_provider()
-    window = [
-        row["id"]
-        for row in rows[: app_settings.OVERLAP_PAIR_WINDOW]
-        if row["embedding_status"] == Note.EmbeddingStatus.READY
-    ]
-    pairs = overlap_pairs(
-        account=account, note_ids=window, model=provider.model, threshold=provider.overlap_distance
+    relationship_sql, params = relationship_query(
+        account=account, domain=resolved.domain, address=resolved.address
     )
+    params.update(
+        window=app_settings.OVERLAP_PAIR_WINDOW,
+        model=provider.model,
+        threshold=provider.overlap_distance,
+    )
+    # One round trip for the three reads of a recall: relationship, notes, overlap pairs.
+    with connection.cursor() as cursor:
+        cursor.execute(f"{relationship_sql};\n{_RECALL_NOTES_SQL};\n{_RECALL_PAIRS_SQL}", params)
+        relationship = relationship_from_row(cursor.fetchone())
+        cursor.nextset()
+        rows = [dict(zip(_RECALL_COLUMNS, row, strict=True)) for row in cursor.fetchall()]
+        cursor.nextset()
+        pairs = [OverlapPair((a, b), float(d)) for a, b, d in cursor.fetchall()]
+    today = utc_today()
+    views = [NoteView.from_values(row, domain=resolved.domain, today=today) for row in rows]
 
     recall = Recall(
         domain=resolved.domain,

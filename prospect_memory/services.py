@@ -439,22 +439,25 @@ def recall_record(*, actor: Actor, recall) -> None:
     waiting for the WAL flush (``synchronous_commit off`` for this transaction only): recall
     does not pay a disk sync, and a crash can lose at most the last few counts.
     """
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL synchronous_commit TO OFF")
-        cursor.execute(
-            f"""
-            INSERT INTO {UsageEvent._meta.db_table}
-                (account_id, kind, domain, oauth_application_id, from_memory,
-                 near_duplicate, shared_source, created_at)
-            VALUES (%s, 'recall', %s, %s, %s, false, false, now())
-            """,  # noqa: S608  (table name from the model)
-            [
-                actor.account.pk,
-                recall.domain,
-                actor.oauth_application.pk if actor.oauth_application else None,
-                recall.known and not recall.stale,
-            ],
-        )
+    insert = f"""
+        SET LOCAL synchronous_commit TO OFF;
+        INSERT INTO {UsageEvent._meta.db_table}
+            (account_id, kind, domain, oauth_application_id, from_memory,
+             near_duplicate, shared_source, created_at)
+        VALUES (%s, 'recall', %s, %s, %s, false, false, now());
+    """  # noqa: S608  (table name from the model)
+    params = [
+        actor.account.pk,
+        recall.domain,
+        actor.oauth_application.pk if actor.oauth_application else None,
+        recall.known and not recall.stale,
+    ]
+    with connection.cursor() as cursor:
+        if connection.in_atomic_block:
+            cursor.execute(insert, params)
+        else:
+            # One round trip: the transaction, the setting and the row together.
+            cursor.execute(f"BEGIN; {insert} COMMIT;", params)
 
 
 # --- compaction ------------------------------------------------------------------------------

@@ -15,13 +15,7 @@ from django.views.decorators.csrf import csrf_exempt
 from outreach.errors import Unauthenticated
 from outreach.jsonbody import BadJSON, loads
 from outreach.mcp import protocol
-from outreach.oauth import (
-    MCP_PATH,
-    actor_for_token,
-    bearer_challenge,
-    public_base_url,
-    verify_bearer,
-)
+from outreach.oauth import MCP_PATH, authenticate_bearer, bearer_challenge, public_base_url
 
 MAX_BODY_BYTES = 256 * 1024
 
@@ -92,8 +86,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     raw = request.body
 
     try:
-        token = verify_bearer(request, resource_path=MCP_PATH)
-        actor = actor_for_token(token)
+        grant = authenticate_bearer(request, resource_path=MCP_PATH)
     except Unauthenticated as error:
         reply = protocol._error(
             _request_id(raw), protocol.INVALID_REQUEST, error.message, data=error.as_dict()
@@ -113,7 +106,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         return _json(protocol.parse_error(f"Parse error: {error}"))
 
     headers = {key.lower(): value for key, value in request.headers.items()}
-    caller = protocol.Caller(actor=actor, scopes=frozenset(token.scopes))
+    caller = protocol.Caller(actor=grant.actor, scopes=grant.scopes)
     reply = protocol.handle(message, headers=headers, caller=caller)
     response = _json(reply)
     if reply.missing_scope:
@@ -121,6 +114,6 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
             request,
             error="insufficient_scope",
             description=f"This call needs the {reply.missing_scope} scope",
-            scope=" ".join(sorted({*token.scopes, reply.missing_scope})),
+            scope=" ".join(sorted({*grant.scopes, reply.missing_scope})),
         )
     return response

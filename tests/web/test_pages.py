@@ -257,3 +257,16 @@ def test_pages_load_nothing_from_outside(module_admin, acme):
     head = page.split("</head>")[0]
     assert "http://" not in head
     assert "https://" not in head
+
+
+@pytest.mark.django_db(transaction=True)
+def test_recall_usage_is_recorded_outside_a_transaction(module_admin):
+    from outreach.access import Actor
+    from prospect_memory.models import UsageEvent
+    from prospect_memory.selectors import dossier_recall
+    from prospect_memory.services import recall_record
+
+    actor = Actor.for_member(module_admin)
+    recall_record(actor=actor, recall=dossier_recall(actor=actor, domain="acme.dev"))
+    event = UsageEvent.objects.get()
+    assert (event.kind, event.domain, event.from_memory) == ("recall", "acme.dev", False)
