@@ -203,7 +203,7 @@ SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
 # --- REST API ---------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["outreach.renderers.FastJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["outreach.jsonbody.StrictJSONParser"],
     "UNAUTHENTICATED_USER": None,
 }

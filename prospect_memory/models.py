@@ -23,12 +23,14 @@ from prospect_memory.crypto import binding, keyring
 NOTE_TABLE = "prospect_memory.note"
 
 
-def note_plaintext(*, account_id: object, note_id: object, field: str, token: bytes | None) -> str:
+def note_plaintext(
+    *, account_id: object, note_id: object, field: str, token: bytes | None, ring=None
+) -> str:
     """Decrypt one field of a note from its stored ciphertext (no model instance needed)."""
     if not token:
         return ""
     context = binding(table=NOTE_TABLE, account_id=account_id, row_id=note_id, field=field)
-    return keyring().decrypt(token, context=context)
+    return (ring or keyring()).decrypt(token, context=context)
 
 
 class Dossier(models.Model):

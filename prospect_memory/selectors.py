@@ -6,7 +6,6 @@ found" for anything outside the actor's account, whether it exists elsewhere or 
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -17,8 +16,10 @@ from django.db.models import Case, FloatField, When
 from pgvector.django import CosineDistance
 
 from outreach.access import Actor, require_outreach
+from outreach.renderers import dumps
 from outreach.selectors import Relationship, relationship_from_row, relationship_query
 from prospect_memory.conf import app_settings
+from prospect_memory.crypto import keyring
 from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import NotFound
 from prospect_memory.models import Compaction, Note, note_plaintext
@@ -181,17 +182,26 @@ class NoteView:
         )
 
     @classmethod
-    def from_values(cls, row: dict, *, domain: str, today: date) -> NoteView:
+    def from_values(cls, row: dict, *, domain: str, today: date, ring=None) -> NoteView:
         """From a row of the recall statement, without model instances."""
         note_id, account_id = row["id"], row["account_id"]
+        ring = ring or keyring()
         return cls(
             id=note_id,
             domain=domain,
             title=note_plaintext(
-                account_id=account_id, note_id=note_id, field="title", token=row["title_ciphertext"]
+                account_id=account_id,
+                note_id=note_id,
+                field="title",
+                token=row["title_ciphertext"],
+                ring=ring,
             ),
             body=note_plaintext(
-                account_id=account_id, note_id=note_id, field="body", token=row["body_ciphertext"]
+                account_id=account_id,
+                note_id=note_id,
+                field="body",
+                token=row["body_ciphertext"],
+                ring=ring,
             ),
             source_urls=row["source_urls"],
             observed_at=row["observed_at"],
@@ -305,7 +315,7 @@ def stop_reasons(relationship: Relationship, domain: str) -> list[StopReason]:
 
 
 def _json_size(value) -> int:
-    return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    return len(dumps(value))
 
 
 def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) -> Recall:
@@ -333,7 +343,10 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
         cursor.nextset()
         pairs = [OverlapPair((a, b), float(d)) for a, b, d in cursor.fetchall()]
     today = utc_today()
-    views = [NoteView.from_values(row, domain=resolved.domain, today=today) for row in rows]
+    ring = keyring()
+    views = [
+        NoteView.from_values(row, domain=resolved.domain, today=today, ring=ring) for row in rows
+    ]
 
     recall = Recall(
         domain=resolved.domain,

@@ -14,7 +14,6 @@ the acting member's context in; this module never touches HTTP.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import Any
 from outreach.errors import InsufficientScope, KitError, ValidationFailed
 from outreach.mcp.registry import WRITE, Tool, ToolCall, registry
 from outreach.ratelimit import write_allowed
+from outreach.renderers import dumps
 
 logger = logging.getLogger(__name__)
 
@@ -245,7 +245,7 @@ def _modern(
 
 def _result(payload: dict[str, Any], *, is_error: bool, modern: bool) -> dict[str, Any]:
     result: dict[str, Any] = {
-        "content": [{"type": "text", "text": json.dumps(payload, ensure_ascii=False)}],
+        "content": [{"type": "text", "text": dumps(payload).decode("utf-8")}],
         "structuredContent": payload,
         "isError": is_error,
     }

@@ -16,6 +16,7 @@ from outreach.errors import Unauthenticated
 from outreach.jsonbody import BadJSON, loads
 from outreach.mcp import protocol
 from outreach.oauth import MCP_PATH, authenticate_bearer, bearer_challenge, public_base_url
+from outreach.renderers import dumps
 
 MAX_BODY_BYTES = 256 * 1024
 
@@ -23,7 +24,7 @@ MAX_BODY_BYTES = 256 * 1024
 def _json(reply: protocol.Reply) -> HttpResponse:
     if reply.body is None:
         return HttpResponse(status=reply.status)
-    return JsonResponse(reply.body, status=reply.status, json_dumps_params={"ensure_ascii": False})
+    return HttpResponse(dumps(reply.body), status=reply.status, content_type="application/json")
 
 
 def _origin_allowed(request: HttpRequest, origin: str) -> bool:
