@@ -240,6 +240,7 @@ def main() -> None:
                 "rest_save": timed(rest_save, n),
                 "mcp_save": timed(mcp_save, n),
             }
+            wrk_throughput(server.url, tokens[0], probes[0][1], args.clients, 5)  # warm-up
             loaded = wrk_throughput(server.url, tokens[0], probes[0][1], args.clients, args.seconds)
             if loaded is None:  # no wrk: a Python client, which costs more of the CPU
                 latencies, errors, elapsed = asyncio.run(
