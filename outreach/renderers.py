@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import orjson
 from rest_framework.renderers import JSONRenderer
 
 
 def dumps(value) -> bytes:
-    return orjson.dumps(value, default=str)
+    try:
+        return orjson.dumps(value, default=str)
+    except (TypeError, orjson.JSONEncodeError):
+        # orjson stops at 64-bit integers; an error may echo a bigger number it was sent.
+        return json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
 
 
 class FastJSONRenderer(JSONRenderer):

@@ -309,3 +309,15 @@ def test_regression_huge_page_numbers_are_a_400_not_a_500(api):
     beyond = api.call("get", "/api/v1/notes", "/api/v1/notes", page="5000")
     assert beyond.status_code == 200
     assert beyond.json()["data"]["notes"] == []
+
+
+def test_regression_integers_beyond_64_bits_are_answered_not_500(api):
+    save(api)
+    response = api.call(
+        "post",
+        "/api/v1/compactions",
+        "/api/v1/compactions",
+        {"domain": "acme.dev", "expected_note_count": 2**70, "body": "merged"},
+    )
+    assert response.status_code == 409
+    assert response.json()["error"]["details"]["expected"] == 2**70
