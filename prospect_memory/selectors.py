@@ -28,7 +28,7 @@ from prospect_memory.rules import utc_today
 # Recall is the hot path of every agent run: its notes are read with one hand-written
 # statement (no model instances), filtered by account first, served by note_dossier_active.
 _RECALL_NOTES_SQL = """
-SELECT n.id, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
+SELECT n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
        n.observed_at, n.created_at, n.embedding_status, u.username, a.name
   FROM prospect_memory_note n
   JOIN prospect_memory_dossier d ON d.id = n.dossier_id AND d.account_id = n.account_id
@@ -48,7 +48,7 @@ WITH recent AS (
      ORDER BY n.observed_at DESC, n.created_at DESC, n.id
      LIMIT %(window)s
 )
-SELECT a.id, b.id, a.embedding <=> b.embedding AS distance
+SELECT a.id::text, b.id::text, a.embedding <=> b.embedding AS distance
   FROM recent a JOIN recent b ON a.id < b.id
  WHERE a.embedding_status = 'ready' AND b.embedding_status = 'ready'
    AND a.embedding_model = %(model)s AND b.embedding_model = %(model)s
@@ -146,7 +146,8 @@ def is_stale(observed_at: date, today: date | None = None) -> bool:
 class NoteView:
     """A note as every interface shows it: decrypted, with freshness and attribution."""
 
-    id: uuid.UUID
+    #: The note's UUID as text (recall reads it as text; it is only ever shown or sent).
+    id: str
     domain: str
     title: str
     body: str
@@ -168,7 +169,7 @@ class NoteView:
             else None
         )
         return cls(
-            id=note.id,
+            id=str(note.id),
             domain=domain,
             title=note.title,
             body=note.body,
@@ -218,7 +219,7 @@ class NoteView:
     @cached_property
     def _data(self) -> dict:
         return {
-            "id": str(self.id),
+            "id": self.id,
             "title": self.title,
             "body": self.body,
             "source_urls": self.source_urls,
@@ -235,7 +236,7 @@ class NoteView:
 
 @dataclass(frozen=True)
 class OverlapPair:
-    note_ids: tuple[uuid.UUID, uuid.UUID]
+    note_ids: tuple[str, str]
     distance: float
 
 
@@ -271,7 +272,7 @@ class Recall:
     relationship: Relationship
     newest_observed_at: date | None = None
     truncated: bool = False
-    omitted_note_ids: list[uuid.UUID] = field(default_factory=list)
+    omitted_note_ids: list[str] = field(default_factory=list)
     ranking: str = "recency"
     stop_reasons: list[StopReason] = field(default_factory=list)
 
@@ -374,11 +375,12 @@ def _apply_payload_cap(recall: Recall, account, query: str | None) -> None:
 
         embedded = embed_within_budget(query.strip(), query=True)
         if embedded.vector is not None:
-            distances = dict(
-                Note.objects.filter(id__in=ranked, account=account)
+            distances = {
+                str(note_id): distance
+                for note_id, distance in Note.objects.filter(id__in=ranked, account=account)
                 .annotate(distance=distance_annotation(embedded.vector, embedded.model))
                 .values_list("id", "distance")
-            )
+            }
             order = {note_id: i for i, note_id in enumerate(ranked)}
             ranked.sort(key=lambda i: (distances.get(i) is None, distances.get(i) or 0.0, order[i]))
             recall.ranking = "query"
@@ -413,7 +415,7 @@ def recall_data(recall: Recall) -> dict:
         ],
         "compaction_suggested": recall.compaction_suggested,
         "truncated": recall.truncated,
-        "omitted_note_ids": [str(i) for i in recall.omitted_note_ids],
+        "omitted_note_ids": list(recall.omitted_note_ids),
         "ranking": recall.ranking,
         "should_stop": recall.should_stop,
         "stop_reasons": [{"code": r.code, "message": r.message} for r in recall.stop_reasons],

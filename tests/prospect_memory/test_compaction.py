@@ -47,7 +47,7 @@ def test_compact_merges_all_active_notes(actor, three):
         body="Merged: facts 0, 1 and 2.",
     )
     assert result.note_count == 1
-    assert sorted(result.superseded_note_ids) == sorted(n.id for n in three)
+    assert sorted(map(str, result.superseded_note_ids)) == sorted(n.id for n in three)
     merged = Note.objects.get(id=result.note.id)
     assert merged.title == "Everything known"
     assert merged.observed_at.isoformat() == days_ago(10)  # the earliest
@@ -151,7 +151,7 @@ def test_restore_undoes_a_compaction(actor, three):
     result = dossier_compact(actor=actor, domain="acme.dev", expected_note_count=3, body="m")
     restored = compaction_restore(actor=actor, compaction_id=str(result.compaction_id))
     assert restored.note_count == 3
-    assert sorted(restored.restored_note_ids) == sorted(n.id for n in three)
+    assert sorted(map(str, restored.restored_note_ids)) == sorted(n.id for n in three)
     assert not Note.objects.filter(id=result.note.id).exists()
     assert Note.objects.filter(status="active").count() == 3
     assert Note.objects.filter(superseded_by__isnull=False).count() == 0
@@ -206,7 +206,7 @@ def test_delete_removes_note_from_recall_and_keeps_an_audit_event(actor, three):
     recall = dossier_recall(actor=actor, domain="acme.dev")
     assert three[1].id not in [n.id for n in recall.notes]
     event = AuditEvent.objects.get(action="delete")
-    assert event.note_id == three[1].id
+    assert str(event.note_id) == three[1].id
     assert event.actor == "admin@example.com"
     with pytest.raises(NotFound):
         note_delete(actor=actor, note_id=three[1].id)
@@ -215,7 +215,7 @@ def test_delete_removes_note_from_recall_and_keeps_an_audit_event(actor, three):
 def test_deleting_a_merged_note_deletes_what_it_replaced(actor, three):
     result = dossier_compact(actor=actor, domain="acme.dev", expected_note_count=3, body="m")
     deleted = note_delete(actor=actor, note_id=result.note.id)
-    assert sorted(deleted.also_deleted_note_ids) == sorted(n.id for n in three)
+    assert sorted(map(str, deleted.also_deleted_note_ids)) == sorted(n.id for n in three)
     assert not Note.objects.exists()
     with pytest.raises(ValidationFailed) as info:
         compaction_restore(actor=actor, compaction_id=result.compaction_id)

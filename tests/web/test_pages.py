@@ -145,7 +145,7 @@ def test_delete_asks_for_confirmation_then_deletes_with_an_audit_event(module_ad
     assert done["Location"] == "/companies/acme.dev/notes/"
     assert not Note.objects.filter(id=notes[1].id).exists()
     event = AuditEvent.objects.get(action="delete")
-    assert (event.note_id, event.actor) == (notes[1].id, "admin@example.com")
+    assert (str(event.note_id), event.actor) == (notes[1].id, "admin@example.com")
     after = browser.get("/companies/acme.dev/notes/").content.decode()
     assert "Deleted “Finding 1”." in after
     assert "<h3>Finding 1</h3>" not in after
