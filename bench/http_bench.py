@@ -24,19 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench import memory_bench as mb  # noqa: E402
 
-
-def p(samples, q):
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
-
-
-def timed(fn, n):
-    out = []
-    for i in range(n):
-        start = time.perf_counter()
-        fn(i)
-        out.append((time.perf_counter() - start) * 1000)
-    return out
+p = mb.percentile
+timed = mb.measure
 
 
 def mcp_body(tool, arguments):

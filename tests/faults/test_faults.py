@@ -21,18 +21,10 @@ from django.db import connection
 from outreach.services import access_token_issue
 from prospect_memory.models import Note
 from tests.fakes.gemini import API_KEY, FakeGemini
+from tests.helpers import wait_for
 from tests.live import ROOT, LiveServer, free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def wait_for(condition, timeout=60.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def token_for(member, base_url):

@@ -1,7 +1,5 @@
 """Celery tasks on a real worker: embeddings queued on commit, retried, backfilled."""
 
-import time
-
 import pytest
 from celery.contrib.testing.worker import start_worker
 
@@ -9,6 +7,7 @@ from kit.celery import app
 from prospect_memory import tasks
 from prospect_memory.models import Note
 from tests.factories import save_note
+from tests.helpers import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,15 +21,6 @@ def worker():
     with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
         yield app
     app.conf.task_always_eager = True
-
-
-def wait_for(condition, timeout=60.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def statuses(ids):
