@@ -28,10 +28,6 @@ class DatabaseUnavailableMiddleware:
         )
         # Drop the broken connection so the next request opens a fresh one.
         close_old_connections()
-        from django.db import connections
-
-        for connection in connections.all(initialized_only=True):
-            connection.close_if_unusable_or_obsolete()
         response = JsonResponse(
             {
                 "error": {

@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection
-from django.db.models import Q
 
-from outreach.models import Account, Member, Suppression
+from outreach.models import Account, Member
 
 
 @dataclass(frozen=True)
@@ -44,27 +43,6 @@ class Relationship:
     @property
     def suppressed(self) -> bool:
         return bool(self.suppression_matches)
-
-
-def suppression_matches(
-    *, account: Account, domain: str, address: str | None = None
-) -> list[SuppressionMatch]:
-    """Suppression entries that cover ``domain`` (or a subdomain of it) or ``address``.
-
-    A domain entry for the company or any of its subdomains matches, since mail to any of
-    them reaches the company. An address entry matches only the address asked about: one
-    person opting out does not stop the whole company.
-    """
-    condition = Q(kind=Suppression.Kind.DOMAIN) & (
-        Q(value=domain) | Q(value__endswith=f".{domain}")
-    )
-    if address:
-        condition |= Q(kind=Suppression.Kind.ADDRESS, value=address.lower())
-    rows = Suppression.objects.filter(condition, account=account).order_by("kind", "value")
-    return [
-        SuppressionMatch(kind=kind, value=value)
-        for kind, value in rows.values_list("kind", "value")
-    ]
 
 
 # One round trip: recall runs on every agent step, so the relationship is read with a
@@ -146,8 +124,9 @@ def relationship_for_domain(
 ) -> Relationship:
     """The account's history with the company at ``domain`` (a registrable domain).
 
-    Domain suppression entries match the company and its subdomains; address entries match
-    only ``address`` (see :func:`suppression_matches`).
+    A domain suppression entry for the company or any of its subdomains matches, since mail
+    to any of them reaches the company. An address entry matches only ``address``: one
+    person opting out does not stop the whole company.
     """
     sql, params = relationship_query(account=account, domain=domain, address=address)
     with connection.cursor() as cursor:

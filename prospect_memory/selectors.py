@@ -183,10 +183,16 @@ class NoteView:
         )
 
     @classmethod
-    def from_values(cls, row: dict, *, domain: str, today: date, ring=None) -> NoteView:
-        """From a row of the recall statement, without model instances."""
+    def from_values(
+        cls, row: dict, *, domain: str, today: date, ring=None, cutoff: date | None = None
+    ) -> NoteView:
+        """From a row of the recall statement, without model instances.
+
+        ``ring`` and ``cutoff`` let a caller building many views look them up once.
+        """
         note_id, account_id = row["id"], row["account_id"]
         ring = ring or keyring()
+        cutoff = cutoff or stale_cutoff(today)
         return cls(
             id=note_id,
             domain=domain,
@@ -207,7 +213,7 @@ class NoteView:
             source_urls=row["source_urls"],
             observed_at=row["observed_at"],
             created_at=row["created_at"],
-            stale=is_stale(row["observed_at"], today),
+            stale=row["observed_at"] < cutoff,
             age_days=(today - row["observed_at"]).days,
             member=row["member"],
             oauth_client=row["oauth_client"],
@@ -344,9 +350,10 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
         cursor.nextset()
         pairs = [OverlapPair((a, b), float(d)) for a, b, d in cursor.fetchall()]
     today = utc_today()
-    ring = keyring()
+    ring, cutoff = keyring(), stale_cutoff(today)
     views = [
-        NoteView.from_values(row, domain=resolved.domain, today=today, ring=ring) for row in rows
+        NoteView.from_values(row, domain=resolved.domain, today=today, ring=ring, cutoff=cutoff)
+        for row in rows
     ]
 
     recall = Recall(

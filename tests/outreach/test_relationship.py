@@ -7,7 +7,7 @@ from django.db import IntegrityError
 from django.utils import timezone
 
 from outreach.models import Message, Suppression
-from outreach.selectors import relationship_for_domain, suppression_matches
+from outreach.selectors import relationship_for_domain
 from outreach.services import suppression_add
 from tests import factories
 
@@ -60,13 +60,13 @@ def test_other_accounts_history_is_invisible(account, other_account):
 def test_domain_suppression_matches_company_and_subdomains(account):
     suppression_add(account=account, kind="domain", value="mail.acme.dev")
     suppression_add(account=account, kind="domain", value="notacme.dev")
-    matches = suppression_matches(account=account, domain="acme.dev")
+    matches = relationship_for_domain(account=account, domain="acme.dev").suppression_matches
     assert [(m.kind, m.value) for m in matches] == [("domain", "mail.acme.dev")]
 
 
 def test_address_suppression_matches_only_that_address(account):
     suppression_add(account=account, kind="address", value="ceo@acme.dev")
-    assert suppression_matches(account=account, domain="acme.dev") == []
+    assert relationship_for_domain(account=account, domain="acme.dev").suppression_matches == []
     assert not relationship_for_domain(
         account=account, domain="acme.dev", address="cto@acme.dev"
     ).suppressed
