@@ -103,6 +103,12 @@ else:
     DATABASES = {"default": embedded_database(DATA_DIR)}
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# The agent hot paths (bearer check, recall) ask for their statements to be prepared once per
+# connection (outreach/sql.py); Django's own queries are never prepared. Turn this off behind
+# a connection pooler that does not keep sessions (PgBouncer in transaction mode without
+# max_prepared_statements): the statements then run unprepared, with the same results.
+if env.bool("DATABASE_PREPARED_STATEMENTS", default=True):
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 5)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

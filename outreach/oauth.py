@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS
 from django.http import HttpRequest
 from django.utils import timezone
 from oauth2_provider.models import get_application_model, get_grant_model
@@ -30,6 +30,7 @@ from outreach.models import (
     OAuthGrantAccount,
     OAuthRefreshTokenAccount,
 )
+from outreach.sql import run_one
 
 SCOPES = ("outreach_read", "outreach_write")
 MCP_PATH = "/mcp"
@@ -151,9 +152,8 @@ def authenticate_bearer(request: HttpRequest, *, resource_path: str) -> BearerGr
             "The Authorization header must be 'Bearer <token>'.",
             details={"reason": "malformed_header"},
         )
-    with connection.cursor() as cursor:
-        cursor.execute(_BEARER_SQL, [hashlib.sha256(raw.encode("utf-8")).hexdigest()])
-        row = cursor.fetchone()
+    rows = run_one(_BEARER_SQL, [hashlib.sha256(raw.encode("utf-8")).hexdigest()])
+    row = rows[0] if rows else None
     invalid = Unauthenticated(
         "The access token is invalid, expired or not meant for this resource; authorize again.",
         details={"reason": "invalid_token"},
@@ -181,17 +181,29 @@ def authenticate_bearer(request: HttpRequest, *, resource_path: str) -> BearerGr
             f"The token's user is no longer a member of account '{slug}'.",
             details={"reason": "not_a_member"},
         )
-    User = get_user_model()
-    account = Account(
-        id=account_id,
-        slug=slug,
-        name=name,
-        outreach_addon=addon,
-        subscription_status=subscription,
+    # Instances as the database would load them (``from_db``): no field defaults run, so
+    # no client secret or id is generated only to be thrown away on every request.
+    account = Account.from_db(
+        DEFAULT_DB_ALIAS,
+        ["id", "slug", "name", "outreach_addon", "subscription_status"],
+        [account_id, slug, name, addon, subscription],
     )
-    user = User(id=user_id, username=username, email=email, is_active=active)
-    member = Member(id=member_id, user=user, account=account, is_module_admin=is_admin)
-    application = get_application_model()(id=app_id, name=app_name) if app_id else None
+    user = get_user_model().from_db(
+        DEFAULT_DB_ALIAS,
+        ["id", "username", "email", "is_active"],
+        [user_id, username, email, active],
+    )
+    member = Member.from_db(
+        DEFAULT_DB_ALIAS,
+        ["id", "user_id", "account_id", "is_module_admin"],
+        [member_id, user_id, account_id, is_admin],
+    )
+    member.user, member.account = user, account
+    application = (
+        get_application_model().from_db(DEFAULT_DB_ALIAS, ["id", "name"], [app_id, app_name])
+        if app_id
+        else None
+    )
     return BearerGrant(
         token_id=token_id,
         scopes=frozenset(scope.split()),

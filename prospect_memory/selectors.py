@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from functools import cached_property
 
-from django.db import connection
 from django.db.models import Case, FloatField, When
 from pgvector.django import CosineDistance
 
 from outreach.access import Actor, require_outreach
 from outreach.renderers import dumps
 from outreach.selectors import Relationship, relationship_from_row, relationship_query
+from outreach.sql import run
 from prospect_memory.conf import app_settings
 from prospect_memory.crypto import keyring
 from prospect_memory.domains import resolve_domain
@@ -342,13 +342,12 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
         threshold=provider.overlap_distance,
     )
     # One round trip for the three reads of a recall: relationship, notes, overlap pairs.
-    with connection.cursor() as cursor:
-        cursor.execute(f"{relationship_sql};\n{_RECALL_NOTES_SQL};\n{_RECALL_PAIRS_SQL}", params)
-        relationship = relationship_from_row(cursor.fetchone())
-        cursor.nextset()
-        rows = [dict(zip(_RECALL_COLUMNS, row, strict=True)) for row in cursor.fetchall()]
-        cursor.nextset()
-        pairs = [OverlapPair((a, b), float(d)) for a, b, d in cursor.fetchall()]
+    relationship_rows, note_rows, pair_rows = run(
+        (relationship_sql, params), (_RECALL_NOTES_SQL, params), (_RECALL_PAIRS_SQL, params)
+    )
+    relationship = relationship_from_row(relationship_rows[0])
+    rows = [dict(zip(_RECALL_COLUMNS, row, strict=True)) for row in note_rows]
+    pairs = [OverlapPair((a, b), float(d)) for a, b, d in pair_rows]
     today = utc_today()
     ring, cutoff = keyring(), stale_cutoff(today)
     views = [

@@ -18,6 +18,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from outreach.access import Actor, require_module_admin
+from outreach.sql import run
 from prospect_memory.conf import app_settings
 from prospect_memory.crypto import keyring
 from prospect_memory.domains import resolve_domain
@@ -432,6 +433,18 @@ def note_save(
 # --- metering -------------------------------------------------------------------------------
 
 
+# One prepared statement: set_config(..., true) turns synchronous commit off for this
+# statement's own transaction (or the caller's, inside an atomic block) and no further.
+_RECALL_USAGE_SQL = f"""
+INSERT INTO {UsageEvent._meta.db_table}
+    (account_id, kind, domain, oauth_application_id, from_memory,
+     near_duplicate, shared_source, created_at)
+SELECT %(account)s::bigint, 'recall', %(domain)s::text, %(client)s::bigint,
+       %(from_memory)s::boolean, false, false, now()
+  FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unflushed
+"""  # noqa: S608  (table name from the model)
+
+
 def recall_record(*, actor: Actor, recall) -> None:
     """Count an agent's recall for memory health; a fresh dossier means reused from memory.
 
@@ -439,25 +452,13 @@ def recall_record(*, actor: Actor, recall) -> None:
     waiting for the WAL flush (``synchronous_commit off`` for this transaction only): recall
     does not pay a disk sync, and a crash can lose at most the last few counts.
     """
-    insert = f"""
-        SET LOCAL synchronous_commit TO OFF;
-        INSERT INTO {UsageEvent._meta.db_table}
-            (account_id, kind, domain, oauth_application_id, from_memory,
-             near_duplicate, shared_source, created_at)
-        VALUES (%s, 'recall', %s, %s, %s, false, false, now());
-    """  # noqa: S608  (table name from the model)
-    params = [
-        actor.account.pk,
-        recall.domain,
-        actor.oauth_application.pk if actor.oauth_application else None,
-        recall.known and not recall.stale,
-    ]
-    with connection.cursor() as cursor:
-        if connection.in_atomic_block:
-            cursor.execute(insert, params)
-        else:
-            # One round trip: the transaction, the setting and the row together.
-            cursor.execute(f"BEGIN; {insert} COMMIT;", params)
+    params = {
+        "account": actor.account.pk,
+        "domain": recall.domain,
+        "client": actor.oauth_application.pk if actor.oauth_application else None,
+        "from_memory": recall.known and not recall.stale,
+    }
+    run((_RECALL_USAGE_SQL, params))
 
 
 # --- compaction ------------------------------------------------------------------------------

@@ -179,3 +179,30 @@ def test_payload_under_the_cap_is_never_truncated(actor):
     recall = dossier_recall(actor=actor, domain="acme.dev")
     assert recall.truncated is False
     assert len(recall.notes) == 9
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_recorded_recall_is_committed_and_unflushed_commit_stays_with_it(actor):
+    from django.db import connection
+
+    from prospect_memory.models import UsageEvent
+    from prospect_memory.services import recall_record
+
+    save_note(actor, body="fresh fact", observed_at=days_ago(1))
+    recall_record(actor=actor, recall=dossier_recall(actor=actor, domain="acme.dev"))
+    event = UsageEvent.objects.get(account=actor.account, kind="recall")
+    assert (event.domain, event.from_memory) == ("acme.dev", True)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone() == ("on",)  # the setting ended with the usage row's commit
+
+
+def test_note_vectors_are_kept_in_the_row_not_in_toast():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT attstorage FROM pg_attribute"
+            " WHERE attrelid = 'prospect_memory_note'::regclass AND attname = 'embedding'"
+        )
+        assert cursor.fetchone() == ("m",)
