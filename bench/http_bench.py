@@ -4,7 +4,9 @@
 For each size (1k, 100k, 1M stored notes, seeded like bench/memory_bench.py) it measures,
 one request at a time, the p50/p99 of: REST recall, MCP recall, REST save, MCP save, beside
 the in-process recall (the service call, no HTTP) and the raw-SQL floor, with the ratios.
-Then a throughput run: concurrent clients recalling full dossiers for a fixed time.
+Then throughput: wrk runs of concurrent clients recalling a full dossier for a fixed time,
+the median of several runs with their range, and the server's CPU time per recall (gunicorn
+workers and PostgreSQL, from /proc), which varies less than the rate on a shared machine.
 
 Run: ``scripts/bench-http`` (all sizes) or ``scripts/bench-http --sizes 1000 --seconds 5``.
 """
@@ -102,6 +104,55 @@ def wrk_throughput(url, token, domain, clients, seconds):
     }
 
 
+def cpu_seconds(web_pid: int) -> dict[str, float]:
+    """CPU time so far of the web server (gunicorn and its workers) and of PostgreSQL.
+
+    Read from /proc, so the figures per request do not depend on how busy the machine's
+    neighbours are, unlike requests per second.
+    """
+    import os
+
+    tick = os.sysconf("SC_CLK_TCK")
+    totals = {"web": 0.0, "db": 0.0}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        used = (int(fields[11]) + int(fields[12])) / tick
+        if int(entry) == web_pid or int(fields[1]) == web_pid:
+            totals["web"] += used
+        elif name == "postgres":
+            totals["db"] += used
+    return totals
+
+
+def throughput_runs(server, token, domain, clients, seconds, runs):
+    """``runs`` wrk runs after a warm-up: the median run, the range, and CPU per recall."""
+    if wrk_throughput(server.url, token, domain, clients, 5) is None:  # warm-up
+        return None
+    results = []
+    for _ in range(runs):
+        before = cpu_seconds(server.process.pid)
+        result = wrk_throughput(server.url, token, domain, clients, seconds)
+        after = cpu_seconds(server.process.pid)
+        served = result["rps"] * seconds
+        for part in ("web", "db"):
+            result[f"cpu_{part}_ms"] = (after[part] - before[part]) * 1000 / served
+        results.append(result)
+    results.sort(key=lambda r: r["rps"])
+    median = dict(results[len(results) // 2])
+    median["rps_min"], median["rps_max"] = results[0]["rps"], results[-1]["rps"]
+    median["p99_max"] = max(r["p99"] for r in results)
+    median["errors"] = sum(r["errors"] for r in results)
+    return median
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,100000,1000000")
@@ -109,7 +160,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker")
     parser.add_argument("--clients", type=int, default=8, help="concurrent clients")
-    parser.add_argument("--seconds", type=float, default=15)
+    parser.add_argument("--seconds", type=float, default=10, help="length of one wrk run")
+    parser.add_argument("--runs", type=int, default=3, help="wrk runs per size (median kept)")
     args = parser.parse_args()
     sizes = sorted(int(s.replace("_", "")) for s in args.sizes.split(","))
     mb.setup(args)
@@ -229,8 +281,9 @@ def main() -> None:
                 "rest_save": timed(rest_save, n),
                 "mcp_save": timed(mcp_save, n),
             }
-            wrk_throughput(server.url, tokens[0], probes[0][1], args.clients, 5)  # warm-up
-            loaded = wrk_throughput(server.url, tokens[0], probes[0][1], args.clients, args.seconds)
+            loaded = throughput_runs(
+                server, tokens[0], probes[0][1], args.clients, args.seconds, args.runs
+            )
             if loaded is None:  # no wrk: a Python client, which costs more of the CPU
                 latencies, errors, elapsed = asyncio.run(
                     throughput(
@@ -241,11 +294,17 @@ def main() -> None:
                         args.seconds,
                     )
                 )
+                rps = len(latencies) / elapsed
                 loaded = {
-                    "rps": len(latencies) / elapsed,
+                    "rps": rps,
+                    "rps_min": rps,
+                    "rps_max": rps,
                     "p50": statistics.median(latencies),
                     "p99": p(latencies, 99),
+                    "p99_max": p(latencies, 99),
                     "errors": errors,
+                    "cpu_web_ms": float("nan"),
+                    "cpu_db_ms": float("nan"),
                 }
         finally:
             server.stop()
@@ -256,9 +315,12 @@ def main() -> None:
             row[f"{name}_p50"] = statistics.median(samples)
             row[f"{name}_p99"] = p(samples, 99)
         row["rps"] = loaded["rps"]
+        row["rps_min"], row["rps_max"] = loaded["rps_min"], loaded["rps_max"]
         row["rps_p50"] = loaded["p50"]
         row["rps_p99"] = loaded["p99"]
+        row["rps_p99_max"] = loaded["p99_max"]
         row["rps_errors"] = loaded["errors"]
+        row["cpu_web_ms"], row["cpu_db_ms"] = loaded["cpu_web_ms"], loaded["cpu_db_ms"]
         rows.append(row)
         print(
             json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in row.items()}),
@@ -280,12 +342,16 @@ def main() -> None:
         )
     print()
     print(
-        f"| stored notes | recalls/s ({args.clients} clients, {args.seconds:g} s) | p50 | p99 | errors |"
+        f"| stored notes | recalls/s (median of {args.runs} x {args.seconds:g} s, "
+        f"{args.clients} clients) | range | p50 | p99 (worst run) | server CPU per recall "
+        "(web + database) | errors |"
     )
-    print("|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
-            f"| {r['size']:,} | {r['rps']:.0f} | {r['rps_p50']:.1f} ms | {r['rps_p99']:.1f} ms | {r['rps_errors']} |"
+            f"| {r['size']:,} | {r['rps']:.0f} | {r['rps_min']:.0f}-{r['rps_max']:.0f} | "
+            f"{r['rps_p50']:.1f} ms | {r['rps_p99']:.1f} ({r['rps_p99_max']:.1f}) ms | "
+            f"{r['cpu_web_ms']:.2f} + {r['cpu_db_ms']:.2f} ms | {r['rps_errors']} |"
         )
     if len(rows) > 1:
         print(

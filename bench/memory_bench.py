@@ -232,72 +232,69 @@ def measure(fn, iterations: int) -> list[float]:
     return samples
 
 
-def floor_recall(actor, domain: str) -> tuple:
-    """The same recall as raw SQL plus decryption: the cost of the data itself."""
-    from django.db import connection
+_FLOOR_NOTES = """
+SELECT n.id::text, n.title_ciphertext, n.body_ciphertext, n.source_urls, n.observed_at,
+       n.created_at, n.embedding_status
+  FROM prospect_memory_note n
+  JOIN prospect_memory_dossier d ON d.id = n.dossier_id AND d.account_id = n.account_id
+ WHERE n.account_id = %(a)s AND d.domain = %(d)s AND n.status = 'active'
+ ORDER BY n.observed_at DESC, n.created_at DESC
+"""
+_FLOOR_PAIRS = """
+WITH recent AS (
+    SELECT n.id, n.embedding FROM prospect_memory_note n
+      JOIN prospect_memory_dossier d ON d.id = n.dossier_id AND d.account_id = n.account_id
+     WHERE n.account_id = %(a)s AND d.domain = %(d)s AND n.status = 'active'
+     ORDER BY n.observed_at DESC, n.created_at DESC LIMIT 20
+)
+SELECT a.id, b.id, a.embedding <=> b.embedding FROM recent a JOIN recent b ON a.id < b.id
+ WHERE a.embedding <=> b.embedding <= 0.3
+"""
+_FLOOR_RELATIONSHIP = """
+SELECT (SELECT count(*) FROM outreach_message m JOIN outreach_prospect p ON p.id = m.prospect_id
+         WHERE m.account_id = %(a)s AND p.company_domain = %(d)s AND m.status = 'sent'),
+       (SELECT array_agg(DISTINCT c.name) FROM outreach_campaign c
+          JOIN outreach_prospect p ON p.campaign_id = c.id
+         WHERE c.account_id = %(a)s AND p.company_domain = %(d)s),
+       (SELECT r.sentiment FROM outreach_reply r JOIN outreach_prospect p ON p.id = r.prospect_id
+         WHERE r.account_id = %(a)s AND p.company_domain = %(d)s
+         ORDER BY r.received_at DESC LIMIT 1),
+       (SELECT count(*) FROM outreach_suppression s
+         WHERE s.account_id = %(a)s AND s.kind = 'domain' AND s.value = %(d)s)
+"""
 
+
+def floor_recall(actor, domain: str) -> tuple:
+    """The same recall as raw SQL plus decryption: the cost of the data itself.
+
+    The three reads go the way recall's do (prepared, one round trip, binary rows), so the
+    ratio to it measures what recall adds on top: rules, views and payload building.
+    """
+    from outreach.sql import run
     from prospect_memory.crypto import binding, keyring
     from prospect_memory.models import NOTE_TABLE
 
     ring = keyring()
     aid = actor.account.pk
-    with connection.cursor() as cur:
-        cur.execute(
-            """
-            SELECT n.id, n.title_ciphertext, n.body_ciphertext, n.source_urls, n.observed_at,
-                   n.created_at, n.embedding_status
-              FROM prospect_memory_note n
-              JOIN prospect_memory_dossier d ON d.id = n.dossier_id AND d.account_id = n.account_id
-             WHERE n.account_id = %s AND d.domain = %s AND n.status = 'active'
-             ORDER BY n.observed_at DESC, n.created_at DESC
-            """,
-            [aid, domain],
+    params = {"a": aid, "d": domain}
+    rows, pairs, (relationship,) = run(
+        (_FLOOR_NOTES, params), (_FLOOR_PAIRS, params), (_FLOOR_RELATIONSHIP, params)
+    )
+    notes = [
+        (
+            r[0],
+            ring.decrypt(
+                r[1], context=binding(table=NOTE_TABLE, account_id=aid, row_id=r[0], field="title")
+            ),
+            ring.decrypt(
+                r[2], context=binding(table=NOTE_TABLE, account_id=aid, row_id=r[0], field="body")
+            ),
+            r[3],
+            r[4],
+            r[5],
         )
-        rows = cur.fetchall()
-        notes = [
-            (
-                r[0],
-                ring.decrypt(
-                    r[1],
-                    context=binding(table=NOTE_TABLE, account_id=aid, row_id=r[0], field="title"),
-                ),
-                ring.decrypt(
-                    r[2],
-                    context=binding(table=NOTE_TABLE, account_id=aid, row_id=r[0], field="body"),
-                ),
-                r[3],
-                r[4],
-                r[5],
-            )
-            for r in rows
-        ]
-        ids = [r[0] for r in rows[:20]]
-        cur.execute(
-            """
-            SELECT a.id, b.id, a.embedding <=> b.embedding FROM prospect_memory_note a
-              JOIN prospect_memory_note b ON b.account_id = a.account_id AND a.id < b.id
-             WHERE a.account_id = %s AND a.id = ANY(%s) AND b.id = ANY(%s)
-               AND a.embedding <=> b.embedding <= 0.3
-            """,
-            [aid, ids, ids],
-        )
-        pairs = cur.fetchall()
-        cur.execute(
-            """
-            SELECT (SELECT count(*) FROM outreach_message m JOIN outreach_prospect p ON p.id = m.prospect_id
-                     WHERE m.account_id = %(a)s AND p.company_domain = %(d)s AND m.status = 'sent'),
-                   (SELECT array_agg(DISTINCT c.name) FROM outreach_campaign c
-                      JOIN outreach_prospect p ON p.campaign_id = c.id
-                     WHERE c.account_id = %(a)s AND p.company_domain = %(d)s),
-                   (SELECT r.sentiment FROM outreach_reply r JOIN outreach_prospect p ON p.id = r.prospect_id
-                     WHERE r.account_id = %(a)s AND p.company_domain = %(d)s
-                     ORDER BY r.received_at DESC LIMIT 1),
-                   (SELECT count(*) FROM outreach_suppression s
-                     WHERE s.account_id = %(a)s AND s.kind = 'domain' AND s.value = %(d)s)
-            """,
-            {"a": aid, "d": domain},
-        )
-        relationship = cur.fetchone()
+        for r in rows
+    ]
     return notes, pairs, relationship
 
 
