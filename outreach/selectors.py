@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection
-
 from outreach.models import Account, Member
+from outreach.sql import run_one
 
 
 @dataclass(frozen=True)
@@ -129,9 +128,7 @@ def relationship_for_domain(
     person opting out does not stop the whole company.
     """
     sql, params = relationship_query(account=account, domain=domain, address=address)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return relationship_from_row(cursor.fetchone())
+    return relationship_from_row(run_one(sql, params)[0])
 
 
 def memberships_for_user(user) -> list[Member]:

@@ -26,6 +26,7 @@ from typing import Any
 
 import psycopg
 from django.db import connection
+from psycopg import pq
 
 Params = Mapping[str, Any] | Sequence[Any] | None
 
@@ -38,24 +39,30 @@ def run(*statements: tuple[str, Params]) -> list[list[tuple] | None]:
     """
     with connection.cursor() as wrapper, connection.wrap_database_errors:
         raw = wrapper.cursor.connection
-        # Results in binary: no parsing of hex bytea, timestamps or numbers from text.
         cursors = [psycopg.Cursor(raw) for _ in statements]
-        if len(statements) == 1:
-            (sql, params), cursor = statements[0], cursors[0]
-            cursor.execute(sql, params, prepare=params is not None, binary=True)
-        else:
-            with raw.pipeline():
-                for (sql, params), cursor in zip(statements, cursors, strict=True):
-                    cursor.execute(sql, params, prepare=params is not None, binary=True)
         try:
-            return [cursor.fetchall() if cursor.description else None for cursor in cursors]
+            if len(statements) == 1:
+                (sql, params), cursor = statements[0], cursors[0]
+                cursor.execute(sql, params, prepare=params is not None, binary=True)
+            else:
+                with raw.pipeline():
+                    for (sql, params), cursor in zip(statements, cursors, strict=True):
+                        cursor.execute(sql, params, prepare=params is not None, binary=True)
+            return [cursor.fetchall() if _has_rows(cursor) else None for cursor in cursors]
         finally:
             for cursor in cursors:
                 cursor.close()
 
 
+def _has_rows(cursor: psycopg.Cursor) -> bool:
+    # Cheaper than ``cursor.description``, which builds a Column object per column.
+    result = cursor.pgresult
+    return result is not None and result.status == pq.ExecStatus.TUPLES_OK
+
+
 def run_one(sql: str, params: Params) -> list[tuple]:
     """The rows of one prepared statement."""
     rows = run((sql, params))[0]
-    assert rows is not None, "run_one is for statements that return rows"
+    if rows is None:
+        raise TypeError("run_one is for statements that return rows")
     return rows

@@ -9,9 +9,9 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from functools import cached_property
 
 from django.db.models import Case, FloatField, When
+from django.utils.functional import cached_property
 from pgvector.django import CosineDistance
 
 from outreach.access import Actor, require_outreach
@@ -19,14 +19,15 @@ from outreach.renderers import dumps
 from outreach.selectors import Relationship, relationship_from_row, relationship_query
 from outreach.sql import run
 from prospect_memory.conf import app_settings
-from prospect_memory.crypto import keyring
+from prospect_memory.crypto import binding, keyring
 from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import NotFound
-from prospect_memory.models import Compaction, Note, note_plaintext
+from prospect_memory.models import NOTE_TABLE, Compaction, Note
 from prospect_memory.rules import utc_today
 
 # Recall is the hot path of every agent run: its notes are read with one hand-written
 # statement (no model instances), filtered by account first, served by note_dossier_active.
+# NoteView.from_row unpacks its columns in this order.
 _RECALL_NOTES_SQL = """
 SELECT n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
        n.observed_at, n.created_at, n.embedding_status, u.username, a.name
@@ -55,18 +56,6 @@ SELECT a.id::text, b.id::text, a.embedding <=> b.embedding AS distance
    AND a.embedding <=> b.embedding <= %(threshold)s
  ORDER BY distance, a.id, b.id
 """
-_RECALL_COLUMNS = (
-    "id",
-    "account_id",
-    "title_ciphertext",
-    "body_ciphertext",
-    "source_urls",
-    "observed_at",
-    "created_at",
-    "embedding_status",
-    "member",
-    "oauth_client",
-)
 
 # --- access helpers ---------------------------------------------------------------------
 
@@ -183,40 +172,37 @@ class NoteView:
         )
 
     @classmethod
-    def from_values(
-        cls, row: dict, *, domain: str, today: date, ring=None, cutoff: date | None = None
-    ) -> NoteView:
-        """From a row of the recall statement, without model instances.
+    def from_row(cls, row: tuple, *, domain: str, today: date, ring, cutoff: date) -> NoteView:
+        """From a row of the recall statement (its columns in order), without model instances.
 
-        ``ring`` and ``cutoff`` let a caller building many views look them up once.
+        ``ring`` and ``cutoff`` are looked up once by the caller building many views.
         """
-        note_id, account_id = row["id"], row["account_id"]
-        ring = ring or keyring()
-        cutoff = cutoff or stale_cutoff(today)
+        (note_id, account_id, title_token, body_token, source_urls, observed_at, created_at,
+         _status, member, client) = row  # fmt: skip
         return cls(
             id=note_id,
             domain=domain,
-            title=note_plaintext(
-                account_id=account_id,
-                note_id=note_id,
-                field="title",
-                token=row["title_ciphertext"],
-                ring=ring,
+            title=ring.decrypt(
+                title_token,
+                context=binding(
+                    table=NOTE_TABLE, account_id=account_id, row_id=note_id, field="title"
+                ),
+            )
+            if title_token
+            else "",
+            body=ring.decrypt(
+                body_token,
+                context=binding(
+                    table=NOTE_TABLE, account_id=account_id, row_id=note_id, field="body"
+                ),
             ),
-            body=note_plaintext(
-                account_id=account_id,
-                note_id=note_id,
-                field="body",
-                token=row["body_ciphertext"],
-                ring=ring,
-            ),
-            source_urls=row["source_urls"],
-            observed_at=row["observed_at"],
-            created_at=row["created_at"],
-            stale=row["observed_at"] < cutoff,
-            age_days=(today - row["observed_at"]).days,
-            member=row["member"],
-            oauth_client=row["oauth_client"],
+            source_urls=source_urls,
+            observed_at=observed_at,
+            created_at=created_at,
+            stale=observed_at < cutoff,
+            age_days=(today - observed_at).days,
+            member=member,
+            oauth_client=client,
         )
 
     def as_data(self) -> dict:
@@ -346,13 +332,12 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
         (relationship_sql, params), (_RECALL_NOTES_SQL, params), (_RECALL_PAIRS_SQL, params)
     )
     relationship = relationship_from_row(relationship_rows[0])
-    rows = [dict(zip(_RECALL_COLUMNS, row, strict=True)) for row in note_rows]
     pairs = [OverlapPair((a, b), float(d)) for a, b, d in pair_rows]
     today = utc_today()
     ring, cutoff = keyring(), stale_cutoff(today)
     views = [
-        NoteView.from_values(row, domain=resolved.domain, today=today, ring=ring, cutoff=cutoff)
-        for row in rows
+        NoteView.from_row(row, domain=resolved.domain, today=today, ring=ring, cutoff=cutoff)
+        for row in note_rows
     ]
 
     recall = Recall(
@@ -362,7 +347,7 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
         note_count=len(views),
         overlap_pairs=pairs,
         relationship=relationship,
-        newest_observed_at=rows[0]["observed_at"] if rows else None,
+        newest_observed_at=views[0].observed_at if views else None,
         stop_reasons=stop_reasons(relationship, resolved.domain),
     )
     _apply_payload_cap(recall, account, query)
