@@ -232,6 +232,18 @@ def measure(fn, iterations: int) -> list[float]:
     return samples
 
 
+def measure_together(fns, iterations: int) -> list[list[float]]:
+    """Time ``fns`` in turn, call by call, so a ratio between them does not depend on
+    what the machine's neighbours did while one of them ran alone."""
+    samples: list[list[float]] = [[] for _ in fns]
+    for i in range(iterations):
+        for fn, taken in zip(fns, samples, strict=True):
+            start = time.perf_counter()
+            fn(i)
+            taken.append((time.perf_counter() - start) * 1000)
+    return samples
+
+
 _FLOOR_NOTES = """
 SELECT n.id::text, n.title_ciphertext, n.body_ciphertext, n.source_urls, n.observed_at,
        n.created_at, n.embedding_status
@@ -336,11 +348,8 @@ def run(sizes: list[int], iterations: int) -> list[dict]:
 
         for fn in (recall, floor):  # warm caches and connections
             measure(fn, 20)
-        rec, flo, sav = (
-            measure(recall, iterations),
-            measure(floor, iterations),
-            measure(save, iterations),
-        )
+        rec, flo = measure_together((recall, floor), iterations)
+        sav = measure(save, iterations)
         from prospect_memory.models import Note
 
         row = {
