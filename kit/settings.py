@@ -103,12 +103,17 @@ else:
     DATABASES = {"default": embedded_database(DATA_DIR)}
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-# The agent hot paths (bearer check, recall) ask for their statements to be prepared once per
-# connection (outreach/sql.py); Django's own queries are never prepared. Turn this off behind
-# a connection pooler that does not keep sessions (PgBouncer in transaction mode without
-# max_prepared_statements): the statements then run unprepared, with the same results.
-if env.bool("DATABASE_PREPARED_STATEMENTS", default=True):
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 5)
+# Parameters are bound by PostgreSQL (not spliced into the SQL text by the client), so a
+# statement a connection runs again can be prepared once and only executed after that:
+# psycopg prepares any statement after its 5th use on a connection, and the agent hot paths
+# (outreach/sql.py) on the first. Planning cost more than executing for recall's statements.
+# Behind a connection pooler that does not keep sessions (PgBouncer in transaction mode
+# without max_prepared_statements) set DATABASE_PREPARED_STATEMENTS=false: the same
+# statements then run unprepared.
+DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
+DATABASES["default"]["OPTIONS"]["prepare_threshold"] = (
+    5 if env.bool("DATABASE_PREPARED_STATEMENTS", default=True) else None
+)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

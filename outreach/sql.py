@@ -1,14 +1,13 @@
 """Hand-written statements on the agent hot paths, prepared once per database connection.
 
-Django's psycopg backend binds parameters on the client, so PostgreSQL parses and plans
-every statement it receives anew; for the bearer check and recall, planning cost more than
-running (about 0.5 ms per statement against 0.05-0.35 ms of execution). Statements run
-through :func:`run` are bound on the server and prepared on their first use on a
-connection (psycopg ``prepare=True``, kept per connection like any prepared statement);
-after that PostgreSQL only executes them. Several statements go out together in pipeline
-mode: one round trip, and their rows come back in PostgreSQL's binary format, which
-psycopg loads about three times faster than text (recall reads 100 ciphertexts and 50
-timestamps).
+PostgreSQL plans every statement it receives as text anew; for the bearer check and
+recall, planning cost more than running (about 0.5 ms per statement against 0.05-0.35 ms
+of execution). Statements run through :func:`run` are prepared on their first use on a
+connection (psycopg ``prepare=True``; other queries only after their fifth, see
+``DATABASES`` in the settings); after that PostgreSQL only executes them. Several
+statements go out together in pipeline mode: one round trip, and their rows come back in
+PostgreSQL's binary format, which psycopg loads about three times faster than text
+(recall reads 100 ciphertexts and 50 timestamps).
 
 The statements still pass through Django's connection handling: the same connection,
 its health check, its transaction state and its error wrapping (a dropped connection is a
@@ -16,7 +15,8 @@ its health check, its transaction state and its error wrapping (a dropped connec
 
 Prepared statements live in the database session, so a connection pooler in front of
 PostgreSQL must keep sessions (PgBouncer: session pooling, or transaction pooling with
-``max_prepared_statements``).
+``max_prepared_statements``); with ``DATABASE_PREPARED_STATEMENTS=false`` the same
+statements run unprepared.
 """
 
 from __future__ import annotations

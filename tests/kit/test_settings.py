@@ -1,5 +1,6 @@
 """Settings come from the environment, with safe production defaults."""
 
+import json
 import os
 import subprocess
 import sys
@@ -72,3 +73,22 @@ def test_bad_encryption_key_fails_the_system_check(tmp_path):
     assert result.returncode != 0
     assert "prospect_memory.E001" in result.stderr
     assert "encryption key #1" in result.stderr
+
+
+def _database_options(env) -> dict:
+    script = (
+        "import json, django; django.setup(); from django.conf import settings; "
+        "print(json.dumps(settings.DATABASES['default']['OPTIONS']))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_statements_are_bound_by_the_server_and_prepared_unless_turned_off(tmp_path):
+    env = _production_env(tmp_path)
+    assert _database_options(env) == {"server_side_binding": True, "prepare_threshold": 5}
+    env["DATABASE_PREPARED_STATEMENTS"] = "false"
+    assert _database_options(env) == {"server_side_binding": True, "prepare_threshold": None}
