@@ -153,6 +153,47 @@ def throughput_runs(server, token, domain, clients, seconds, runs):
     return median
 
 
+BASELINE_DB = "kit_bench_baseline"
+
+
+def start_baseline(probes, workers: int, env: dict):
+    """A second server on a copy of the smallest database, kept for the whole run.
+
+    Recalls against it are timed call by call with those against the current size, so
+    "p50 at 1M / p50 at 1k" compares two figures taken in the same minutes: the machine's
+    speed drifts more between sizes, minutes apart, than the table size moves recall.
+    """
+    import psycopg
+    from django.conf import settings
+    from django.db import connection
+
+    from kit.db import database_url
+    from outreach.services import access_token_issue
+    from tests.live import LiveServer, free_port
+
+    port = free_port()
+    tokens = [
+        access_token_issue(
+            member=actor.member,
+            scopes=["outreach_read"],
+            client_name="Bench baseline",
+            expires_days=1,
+            base_url=f"http://127.0.0.1:{port}",
+        )
+        for actor, _ in probes
+    ]
+    db = settings.DATABASES["default"]
+    connection.close()  # a template database must have no other sessions
+    with psycopg.connect(
+        host=db["HOST"], port=db.get("PORT") or 5432, user=db["USER"], dbname="postgres",
+        autocommit=True,
+    ) as admin:  # fmt: skip
+        admin.execute(f'DROP DATABASE IF EXISTS "{BASELINE_DB}"')
+        admin.execute(f'CREATE DATABASE "{BASELINE_DB}" TEMPLATE "{db["NAME"]}"')
+    server = LiveServer(database_url(db, BASELINE_DB), workers=workers, extra_env=env, port=port)
+    return server, tokens
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,100000,1000000")
@@ -182,17 +223,18 @@ def main() -> None:
     rows = []
     from prospect_memory.models import DailySaveCount
 
+    env = {"KIT_WRITES_PER_MINUTE_PER_CLIENT": "0", "LOG_LEVEL": "WARNING"}
+    baseline = baseline_tokens = None
     for size in sizes:
         mb.seed_fillers(rng, size)
         # The server keeps the real 200-a-day quota; the harness gives the probes a new day.
         DailySaveCount.objects.all().delete()
+        if baseline is None and len(sizes) > 1:
+            baseline, baseline_tokens = start_baseline(probes, args.workers, env)
         server = LiveServer(
             url,
             workers=args.workers,
-            extra_env={
-                "KIT_WRITES_PER_MINUTE_PER_CLIENT": "0",
-                "LOG_LEVEL": "WARNING",
-            },
+            extra_env=env,
             gunicorn_args=("--threads", str(args.threads)),
         )
         try:
@@ -215,6 +257,15 @@ def main() -> None:
                     f"{server.url}/api/v1/recall",
                     params={"domain": probes[k][1]},
                     headers={"Authorization": f"Bearer {tokens[k]}"},
+                )
+                assert r.status_code == 200 and r.json()["data"]["note_count"] == 50, r.text[:200]
+
+            def baseline_recall(i):
+                k = i % len(probes)
+                r = http.get(
+                    f"{baseline.url}/api/v1/recall",
+                    params={"domain": probes[k][1]},
+                    headers={"Authorization": f"Bearer {baseline_tokens[k]}"},
                 )
                 assert r.status_code == 200 and r.json()["data"]["note_count"] == 50, r.text[:200]
 
@@ -270,15 +321,21 @@ def main() -> None:
                 actor, domain = probes[i % len(probes)]
                 mb.floor_recall(actor, domain)
 
-            for fn in (rest_recall, mcp_recall, in_process, floor):
+            variants = {
+                "rest_recall": rest_recall,
+                "mcp_recall": mcp_recall,
+                "in_process": in_process,
+                "floor": floor,
+            }
+            if baseline is not None:
+                variants["baseline"] = baseline_recall
+            for fn in variants.values():
                 timed(fn, 20)  # warm-up
             n = args.iterations
             # Recalls call by call in turn, so their ratios see the same machine.
-            recalls = mb.measure_together((rest_recall, mcp_recall, in_process, floor), n)
+            recalls = mb.measure_together(tuple(variants.values()), n)
             measured = {
-                **dict(
-                    zip(("rest_recall", "mcp_recall", "in_process", "floor"), recalls, strict=True)
-                ),
+                **dict(zip(variants, recalls, strict=True)),
                 "rest_save": timed(rest_save, n),
                 "mcp_save": timed(mcp_save, n),
             }
@@ -309,6 +366,8 @@ def main() -> None:
                 }
         finally:
             server.stop()
+            if baseline is not None and size == sizes[-1]:
+                baseline.stop()
         from prospect_memory.models import Note
 
         row = {"size": Note.objects.count()}
@@ -357,8 +416,18 @@ def main() -> None:
     if len(rows) > 1:
         print(
             f"\nREST recall p50 at {rows[-1]['size']:,} / at {rows[0]['size']:,}: "
-            f"{rows[-1]['rest_recall_p50'] / rows[0]['rest_recall_p50']:.2f}"
+            f"{rows[-1]['rest_recall_p50'] / rows[0]['rest_recall_p50']:.2f} (minutes apart); "
+            "timed alongside a server on a copy of the smallest database:"
         )
+        print(
+            "\n| stored notes | REST recall p50 | the smallest size's p50, same minutes | ratio |"
+        )
+        print("|---:|---:|---:|---:|")
+        for r in rows:
+            print(
+                f"| {r['size']:,} | {r['rest_recall_p50']:.2f} ms | {r['baseline_p50']:.2f} ms | "
+                f"{r['rest_recall_p50'] / r['baseline_p50']:.2f} |"
+            )
 
 
 if __name__ == "__main__":

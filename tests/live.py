@@ -28,8 +28,9 @@ class LiveServer:
         workers: int = 2,
         extra_env: dict | None = None,
         gunicorn_args: tuple[str, ...] = ("--access-logfile", "-"),
+        port: int | None = None,
     ):
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = Path(tempfile.mkstemp(prefix="kit-live-", suffix=".log")[1])
         env = {
