@@ -234,13 +234,15 @@ def measure(fn, iterations: int) -> list[float]:
 
 def measure_together(fns, iterations: int) -> list[list[float]]:
     """Time ``fns`` in turn, call by call, so a ratio between them does not depend on
-    what the machine's neighbours did while one of them ran alone."""
+    what the machine's neighbours did while one of them ran alone; the order rotates, so
+    none is always the one that runs after the others warmed or cooled the caches."""
     samples: list[list[float]] = [[] for _ in fns]
     for i in range(iterations):
-        for fn, taken in zip(fns, samples, strict=True):
+        for shift in range(len(fns)):  # each in every position of the turn, in rotation
+            k = (i + shift) % len(fns)
             start = time.perf_counter()
-            fn(i)
-            taken.append((time.perf_counter() - start) * 1000)
+            fns[k](i)
+            samples[k].append((time.perf_counter() - start) * 1000)
     return samples
 
 
