@@ -168,20 +168,12 @@ def start_baseline(probes, workers: int, env: dict):
     from django.db import connection
 
     from kit.db import database_url
-    from outreach.services import access_token_issue
     from tests.live import LiveServer, free_port
 
     port = free_port()
-    tokens = [
-        access_token_issue(
-            member=actor.member,
-            scopes=["outreach_read"],
-            client_name="Bench baseline",
-            expires_days=1,
-            base_url=f"http://127.0.0.1:{port}",
-        )
-        for actor, _ in probes
-    ]
+    tokens = mb.probe_tokens(
+        probes, base_url=f"http://127.0.0.1:{port}", client_name="Bench baseline"
+    )
     db = settings.DATABASES["default"]
     connection.close()  # a template database must have no other sessions
     with psycopg.connect(
@@ -213,7 +205,6 @@ def main() -> None:
     from django.conf import settings
 
     from kit.db import database_url
-    from outreach.services import access_token_issue
     from prospect_memory.selectors import dossier_recall, recall_data
     from tests.live import LiveServer
 
@@ -238,16 +229,7 @@ def main() -> None:
             gunicorn_args=("--threads", str(args.threads)),
         )
         try:
-            tokens = [
-                access_token_issue(
-                    member=actor.member,
-                    scopes=["outreach_read", "outreach_write"],
-                    client_name="Bench",
-                    expires_days=1,
-                    base_url=server.url,
-                )
-                for actor, _ in probes
-            ]
+            tokens = mb.probe_tokens(probes, base_url=server.url, client_name="Bench", write=True)
             http = httpx2.Client(timeout=30)
             saves = iter(range(10**9))
 

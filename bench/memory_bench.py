@@ -73,6 +73,23 @@ def setup(args) -> None:
     call_command("migrate", verbosity=0)
 
 
+def probe_tokens(probes, *, base_url: str, client_name: str, write: bool = False) -> list[str]:
+    """One bearer token per probe account, for a server at ``base_url``."""
+    from outreach.services import access_token_issue
+
+    scopes = ["outreach_read", "outreach_write"] if write else ["outreach_read"]
+    return [
+        access_token_issue(
+            member=actor.member,
+            scopes=scopes,
+            client_name=client_name,
+            expires_days=1,
+            base_url=base_url,
+        )
+        for actor, _ in probes
+    ]
+
+
 def body_for(rng: random.Random, domain: str) -> str:
     facts = rng.sample(FACTS, 3)
     return (

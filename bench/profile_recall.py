@@ -1,0 +1,115 @@
+#!/usr/bin/env python
+"""Profile an agent's recall through the whole Django stack with pyinstrument.
+
+Seeds the benchmark's ten full 50-note dossiers (and ``--fillers`` more notes) into a
+throwaway embedded PostgreSQL, then serves ``--requests`` REST recalls (or MCP recalls with
+``--mcp``) through Kit's WSGI application in this process, with a real bearer token, and
+prints pyinstrument's call tree: where the time of a request goes, middleware to renderer.
+``--html PATH`` writes the interactive report as well.
+
+Run: ``scripts/profile-recall`` or ``scripts/profile-recall --mcp --requests 2000``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench import memory_bench as mb  # noqa: E402
+
+HOST, PORT = "127.0.0.1", "8000"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--fillers", type=int, default=1000, help="more stored notes")
+    parser.add_argument("--mcp", action="store_true", help="profile MCP recall instead of REST")
+    parser.add_argument("--html", help="also write pyinstrument's HTML report here")
+    args = parser.parse_args()
+    mb.setup(args)
+
+    from django.core.handlers.wsgi import WSGIHandler
+    from pyinstrument import Profiler
+
+    rng = random.Random(7)
+    probes = mb.seed_probes(rng)
+    mb.seed_fillers(rng, args.fillers)
+    tokens = mb.probe_tokens(probes, base_url=f"http://{HOST}:{PORT}", client_name="Profile")
+    app = WSGIHandler()
+
+    def environ(i: int) -> dict:
+        k = i % len(probes)
+        domain = probes[k][1]
+        common = {
+            "SERVER_NAME": HOST,
+            "SERVER_PORT": PORT,
+            "HTTP_HOST": f"{HOST}:{PORT}",
+            "HTTP_AUTHORIZATION": f"Bearer {tokens[k]}",
+            "wsgi.url_scheme": "http",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1",
+        }
+        if not args.mcp:
+            return {
+                **common,
+                "REQUEST_METHOD": "GET",
+                "PATH_INFO": "/api/v1/recall",
+                "QUERY_STRING": f"domain={domain}",
+                "wsgi.input": io.BytesIO(b""),
+            }
+        body = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": i,
+                "method": "tools/call",
+                "params": {
+                    "name": "outreach_recall_prospect_context",
+                    "arguments": {"domain": domain},
+                },
+            }
+        ).encode()
+        return {
+            **common,
+            "REQUEST_METHOD": "POST",
+            "PATH_INFO": "/mcp",
+            "CONTENT_TYPE": "application/json",
+            "CONTENT_LENGTH": str(len(body)),
+            "HTTP_ACCEPT": "application/json, text/event-stream",
+            "wsgi.input": io.BytesIO(body),
+        }
+
+    def call(i: int) -> None:
+        statuses: list[str] = []
+        b"".join(app(environ(i), lambda status, headers: statuses.append(status)))
+        if not statuses[0].startswith("200"):
+            raise SystemExit(f"recall answered {statuses[0]}")
+
+    for i in range(50):  # warm connections, caches and prepared statements
+        call(i)
+    started, cpu = time.perf_counter(), time.process_time()
+    profiler = Profiler(interval=0.0002)
+    profiler.start()
+    for i in range(args.requests):
+        call(i)
+    profiler.stop()
+    wall = (time.perf_counter() - started) * 1000 / args.requests
+    used = (time.process_time() - cpu) * 1000 / args.requests
+    print(profiler.output_text(unicode=True, color=False, show_all=False))
+    print(f"{args.requests} {'MCP' if args.mcp else 'REST'} recalls: {wall:.2f} ms wall, "
+          f"{used:.2f} ms CPU per request (under the profiler)")  # fmt: skip
+    if args.html:
+        Path(args.html).write_text(profiler.output_html())
+        print(f"HTML report: {args.html}")
+
+
+if __name__ == "__main__":
+    main()
