@@ -233,23 +233,21 @@ def main() -> None:
             http = httpx2.Client(timeout=30)
             saves = iter(range(10**9))
 
-            def rest_recall(i):
-                k = i % len(probes)
-                r = http.get(
-                    f"{server.url}/api/v1/recall",
-                    params={"domain": probes[k][1]},
-                    headers={"Authorization": f"Bearer {tokens[k]}"},
-                )
-                assert r.status_code == 200 and r.json()["data"]["note_count"] == 50, r.text[:200]
+            def rest_recall_on(base_url, bearer_tokens):
+                def recall(i):
+                    k = i % len(probes)
+                    r = http.get(
+                        f"{base_url}/api/v1/recall",
+                        params={"domain": probes[k][1]},
+                        headers={"Authorization": f"Bearer {bearer_tokens[k]}"},
+                    )
+                    ok = r.status_code == 200 and r.json()["data"]["note_count"] == 50
+                    assert ok, r.text[:200]
 
-            def baseline_recall(i):
-                k = i % len(probes)
-                r = http.get(
-                    f"{baseline.url}/api/v1/recall",
-                    params={"domain": probes[k][1]},
-                    headers={"Authorization": f"Bearer {baseline_tokens[k]}"},
-                )
-                assert r.status_code == 200 and r.json()["data"]["note_count"] == 50, r.text[:200]
+                return recall
+
+            rest_recall = rest_recall_on(server.url, tokens)
+            baseline_recall = rest_recall_on(baseline.url, baseline_tokens) if baseline else None
 
             def mcp_recall(i):
                 k = i % len(probes)
