@@ -19,10 +19,10 @@ from outreach.renderers import dumps
 from outreach.selectors import Relationship, relationship_from_row, relationship_query
 from outreach.sql import run
 from prospect_memory.conf import app_settings
-from prospect_memory.crypto import binding, keyring
+from prospect_memory.crypto import keyring
 from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import NotFound
-from prospect_memory.models import NOTE_TABLE, Compaction, Note
+from prospect_memory.models import Compaction, Note, note_plaintext
 from prospect_memory.rules import utc_today
 
 # Recall is the hot path of every agent run: its notes are read with one hand-written
@@ -30,7 +30,7 @@ from prospect_memory.rules import utc_today
 # NoteView.from_row unpacks its columns in this order.
 _RECALL_NOTES_SQL = """
 SELECT n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
-       n.observed_at, n.created_at, n.embedding_status, u.username, a.name
+       n.observed_at, n.created_at, u.username, a.name
   FROM prospect_memory_note n
   JOIN prospect_memory_dossier d ON d.id = n.dossier_id AND d.account_id = n.account_id
   LEFT JOIN outreach_member m ON m.id = n.member_id
@@ -178,23 +178,15 @@ class NoteView:
         ``ring`` and ``cutoff`` are looked up once by the caller building many views.
         """
         (note_id, account_id, title_token, body_token, source_urls, observed_at, created_at,
-         _status, member, client) = row  # fmt: skip
+         member, client) = row  # fmt: skip
         return cls(
             id=note_id,
             domain=domain,
-            title=ring.decrypt(
-                title_token,
-                context=binding(
-                    table=NOTE_TABLE, account_id=account_id, row_id=note_id, field="title"
-                ),
-            )
-            if title_token
-            else "",
-            body=ring.decrypt(
-                body_token,
-                context=binding(
-                    table=NOTE_TABLE, account_id=account_id, row_id=note_id, field="body"
-                ),
+            title=note_plaintext(
+                account_id=account_id, note_id=note_id, field="title", token=title_token, ring=ring
+            ),
+            body=note_plaintext(
+                account_id=account_id, note_id=note_id, field="body", token=body_token, ring=ring
             ),
             source_urls=source_urls,
             observed_at=observed_at,
