@@ -1,11 +1,12 @@
-"""Keep note vectors inside the table row instead of the TOAST table.
+"""Keep a note's vector and ciphertexts inside its table row instead of the TOAST table.
 
-A row with a vector (1.5 KB at 384 dimensions, 3 KB at 768) and its ciphertexts passes
-PostgreSQL's 2 KB TOAST threshold, so by default the vector, the widest column, is moved
-out of line and every distance computed on it fetches and reassembles it again: recall's
-overlap pairs compare each of 20 vectors 19 times. Storage MAIN keeps the vector in the row
-unless the row would not fit a page; the ciphertext and source columns are moved out first.
-Rows written before this migration keep their place until they are re-embedded.
+PostgreSQL moves the widest values of a row past 2 KB out of line, into the TOAST table.
+A note with a 768-dimension vector (3 KB) always passes that, so either the vector went out
+(and every distance computed on it fetched and reassembled it again: recall compares each
+of 20 vectors 19 times) or its title and body did (two more lookups per note read). Rows
+are now moved out only when they would not fit a page (``toast_tuple_target`` 8160), and
+then the ciphertexts and sources before the vector (storage MAIN).
+Rows written before this migration keep their place until they are written again.
 """
 
 from django.db import migrations
@@ -16,7 +17,13 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.RunSQL(
-            "ALTER TABLE prospect_memory_note ALTER COLUMN embedding SET STORAGE MAIN",
-            reverse_sql="ALTER TABLE prospect_memory_note ALTER COLUMN embedding SET STORAGE EXTENDED",
+            [
+                "ALTER TABLE prospect_memory_note ALTER COLUMN embedding SET STORAGE MAIN",
+                "ALTER TABLE prospect_memory_note SET (toast_tuple_target = 8160)",
+            ],
+            reverse_sql=[
+                "ALTER TABLE prospect_memory_note RESET (toast_tuple_target)",
+                "ALTER TABLE prospect_memory_note ALTER COLUMN embedding SET STORAGE EXTENDED",
+            ],
         )
     ]

@@ -1,5 +1,6 @@
 """dossier_recall: notes, freshness, overlap pairs, relationship, stop conditions, payload cap."""
 
+import random
 from datetime import timedelta
 
 import pytest
@@ -197,12 +198,34 @@ def test_a_recorded_recall_is_committed_and_unflushed_commit_stays_with_it(actor
         assert cursor.fetchone() == ("on",)  # the setting ended with the usage row's commit
 
 
-def test_note_vectors_are_kept_in_the_row_not_in_toast():
+def test_a_notes_vector_and_ciphertexts_stay_in_its_row(account):
+    """A 768-dimension vector (3 KB) and the ciphertexts stay in the heap row: comparisons
+    and reads do not go to the TOAST table for them. Only a row too big for a page moves
+    values out, the biggest ciphertext first, the vector last."""
     from django.db import connection
 
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT attstorage FROM pg_attribute"
-            " WHERE attrelid = 'prospect_memory_note'::regclass AND attname = 'embedding'"
+    from prospect_memory.models import Dossier, Note
+
+    dossier = Dossier.objects.create(account=account, domain="acme.dev")
+    rng = random.Random(1)  # real vectors are as incompressible as random floats
+
+    def stored(body: str) -> tuple:
+        note = Note(
+            account=account, dossier=dossier, observed_at="2026-11-01", content_hash=body[:64]
         )
-        assert cursor.fetchone() == ("m",)
+        note.seal(title="Hiring", body=body)
+        note.embedding = [rng.uniform(-1, 1) for _ in range(768)]
+        note.save()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_column_toast_chunk_id(embedding) IS NOT NULL,"
+                " pg_column_toast_chunk_id(title_ciphertext) IS NOT NULL,"
+                " pg_column_toast_chunk_id(body_ciphertext) IS NOT NULL"
+                " FROM prospect_memory_note WHERE id = %s",
+                [note.id],
+            )
+            return cursor.fetchone()
+
+    assert stored("Acme is hiring.") == (False, False, False)
+    noise = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789 ") for _ in range(9000))
+    assert stored(noise) == (False, False, True)
