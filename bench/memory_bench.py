@@ -265,7 +265,7 @@ def measure_together(fns, iterations: int) -> list[list[float]]:
 
 _FLOOR_NOTES = """
 SELECT n.id::text, n.title_ciphertext, n.body_ciphertext, n.source_urls, n.observed_at,
-       n.created_at, n.embedding_status
+       n.created_at
   FROM prospect_memory_note n
   JOIN prospect_memory_dossier d ON d.id = n.dossier_id AND d.account_id = n.account_id
  WHERE n.account_id = %(a)s AND d.domain = %(d)s AND n.status = 'active'

@@ -57,7 +57,7 @@ def test_an_error_is_a_django_database_error_and_the_connection_stays_usable():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_without_prepared_statements_the_same_statements_still_run(settings):
+def test_without_prepared_statements_the_same_statements_still_run():
     connection.close()
     options = connection.settings_dict.setdefault("OPTIONS", {})
     saved = options.get("prepare_threshold")
