@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "kit",
     "outreach",
     "prospect_memory",
@@ -70,7 +71,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "kit.middleware.DatabaseUnavailableMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "kit.urls"
@@ -130,6 +134,12 @@ OAUTH2_PROVIDER_ACCESS_TOKEN_MODEL = "oauth2_provider.AccessToken"  # noqa: S105
 OAUTH2_PROVIDER_REFRESH_TOKEN_MODEL = "oauth2_provider.RefreshToken"  # noqa: S105
 OAUTH2_PROVIDER_GRANT_MODEL = "oauth2_provider.Grant"
 
+# django-axes checks every sign-in (pages and admin) before Django's own backend does.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 
@@ -159,6 +169,36 @@ SECURE_HSTS_PRELOAD = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Proxies in front of Kit that append to X-Forwarded-For; 0 trusts only the peer address.
+# Sign-in throttling and the client registration limit count per client address.
+KIT_PROXY_COUNT = env.int("KIT_PROXY_COUNT", default=0)
+# Content-Security-Policy (django-csp): Kit's pages load nothing from elsewhere and run no
+# inline script or style. No form-action: after consent the browser is redirected to the
+# OAuth client's own address, which form-action would block.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+# Sign-in throttling (django-axes): after AXES_FAILURE_LIMIT failed sign-ins for one user
+# name, or from one address, further attempts are refused for the cool-off period, even
+# with the right password.
+AXES_FAILURE_LIMIT = env.int("KIT_SIGNIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.float("KIT_SIGNIN_COOLOFF_MINUTES", default=15.0) / 60
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "outreach.views.signin_locked_out"
+AXES_CLIENT_IP_CALLABLE = "outreach.addresses.signin_address"
+AXES_USERNAME_CALLABLE = "outreach.addresses.signin_username"
+AXES_VERBOSE = False
 if env.bool("USE_X_FORWARDED_PROTO", default=False):
     # Behind a TLS-terminating proxy: needed for https:// in OAuth metadata and audiences.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -207,6 +247,11 @@ OAUTH2_PROVIDER = {
 KIT_PUBLIC_URL = env("KIT_PUBLIC_URL", default="")
 # Writes (save, compact, delete, restore) per OAuth client per account per minute; 0: off.
 KIT_WRITES_PER_MINUTE_PER_CLIENT = env.int("KIT_WRITES_PER_MINUTE_PER_CLIENT", default=60)
+# Anonymous OAuth client registrations (RFC 7591) per client address per hour; 0: off.
+KIT_CLIENT_REGISTRATIONS_PER_HOUR = env.int("KIT_CLIENT_REGISTRATIONS_PER_HOUR", default=10)
+# Client names self-registration may not claim (case, spacing and look-alikes ignored;
+# a name that starts with one followed by a space is refused too).
+KIT_RESERVED_CLIENT_NAMES = env.list("KIT_RESERVED_CLIENT_NAMES", default=["Kit"])
 # Browser origins allowed to call /mcp besides Kit's own (MCP's DNS-rebinding guard).
 MCP_ALLOWED_ORIGINS = env.list("MCP_ALLOWED_ORIGINS", default=[])
 SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from oauth2_provider import urls as oauth2_urls
 from oauth2_provider import views as oauth2_views
 
@@ -9,7 +9,11 @@ from kit import views
 from outreach import views as outreach_views
 from outreach.api import WritingGuideApi, api_not_found
 from outreach.mcp.views import mcp_endpoint
-from outreach.views import KitAuthorizationView, KitClientRegistrationView
+from outreach.views import (
+    KitAuthorizationView,
+    KitClientManagementView,
+    KitClientRegistrationView,
+)
 
 # django-oauth-toolkit under /o/, and its RFC 8414 / RFC 9728 metadata at the origin where
 # MCP clients look for it, in one namespace so the metadata can name the endpoints.
@@ -22,7 +26,7 @@ oauth2_patterns = (
         path("o/register/", KitClientRegistrationView.as_view(), name="dcr-register"),
         path(
             "o/register/<str:client_id>/",
-            oauth2_views.DynamicClientRegistrationManagementView.as_view(),
+            KitClientManagementView.as_view(),
             name="dcr-register-management",
         ),
         *oauth2_urls.metadata_urlpatterns,
@@ -39,7 +43,7 @@ urlpatterns = [
     path("api/v1/", include("prospect_memory.api.urls")),
     path("api/v1/writing-guides/<str:locale>", WritingGuideApi.as_view(), name="api-guide"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     re_path(r"^api/", api_not_found),
     path("", include(oauth2_patterns)),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

@@ -63,6 +63,20 @@ def require_outreach(actor: Actor) -> None:
         )
 
 
+MEMBER = "member"
+MODULE_ADMIN = "module_admin"
+
+
+def require_role(actor: Actor, role: str) -> None:
+    """Refuse unless the actor may act with ``role`` (``MEMBER`` or ``MODULE_ADMIN``)."""
+    if role == MODULE_ADMIN:
+        require_module_admin(actor)
+    elif role == MEMBER:
+        require_outreach(actor)
+    else:
+        raise ValueError(f"unknown role {role!r}")
+
+
 def require_module_admin(actor: Actor) -> None:
     """Writes need an Outreach module admin (or Kit staff moderating)."""
     require_outreach(actor)

@@ -1,5 +1,15 @@
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import Q
+from oauth2_provider.models import (
+    get_access_token_admin_class,
+    get_access_token_model,
+    get_application_admin_class,
+    get_application_model,
+    get_refresh_token_admin_class,
+    get_refresh_token_model,
+)
 
+from outreach.clients import client_unverify, client_verify, is_self_registered
 from outreach.models import Account, Campaign, Member, Message, Prospect, Reply, Suppression
 
 
@@ -57,3 +67,82 @@ class SuppressionAdmin(admin.ModelAdmin):
     list_display = ["kind", "value", "reason", "account", "created_at"]
     list_filter = ["kind", "account"]
     search_fields = ["value"]
+
+
+# --- OAuth clients and tokens --------------------------------------------------------------
+# django-oauth-toolkit's admin classes, with Kit's verification of self-registered clients,
+# and token revocation needing a permission (the toolkit offers it to anyone who may view).
+
+Application = get_application_model()
+AccessToken = get_access_token_model()
+RefreshToken = get_refresh_token_model()
+
+
+class VerifiedFilter(admin.SimpleListFilter):
+    title = "verified"
+    parameter_name = "verified"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Verified or set up by an operator"), ("no", "Unverified")]
+
+    def queryset(self, request, queryset):
+        trusted = Q(kit_verification__isnull=False) | Q(
+            registration_source=Application.RegistrationSource.MANUAL
+        )
+        if self.value() == "yes":
+            return queryset.filter(trusted)
+        if self.value() == "no":
+            return queryset.exclude(trusted)
+        return queryset
+
+
+admin.site.unregister(Application)
+
+
+@admin.register(Application)
+class KitApplicationAdmin(get_application_admin_class()):
+    list_display = [*get_application_admin_class().list_display, "verified"]
+    list_filter = [*get_application_admin_class().list_filter, VerifiedFilter]
+    actions = ["verify_clients", "unverify_clients"]
+
+    @admin.display(boolean=True)
+    def verified(self, application):
+        return not is_self_registered(application) or hasattr(application, "kit_verification")
+
+    def has_verify_permission(self, request) -> bool:
+        return request.user.has_perm("outreach.verify_client")
+
+    @admin.action(
+        description="Mark selected clients verified (consent stops warning about them)",
+        permissions=["verify"],
+    )
+    def verify_clients(self, request, queryset):
+        count = sum(client_verify(application=a, user=request.user) for a in queryset)
+        self.message_user(request, f"Verified {count} client(s).", messages.SUCCESS)
+
+    @admin.action(description="Remove the verification of selected clients", permissions=["verify"])
+    def unverify_clients(self, request, queryset):
+        count = sum(client_unverify(application=a) for a in queryset)
+        self.message_user(request, f"Unverified {count} client(s).", messages.SUCCESS)
+
+
+def _with_revoke_permission(admin_class):
+    """The toolkit's token admin, its revoke action needing the change permission."""
+
+    class Guarded(admin_class):
+        @admin.action(
+            description=admin_class.revoke_tokens.short_description, permissions=["change"]
+        )
+        def revoke_tokens(self, request, queryset):
+            return admin_class.revoke_tokens(self, request, queryset)
+
+    Guarded.__name__ = Guarded.__qualname__ = f"Kit{admin_class.__name__}"
+    return Guarded
+
+
+for _model, _admin_class in (
+    (AccessToken, get_access_token_admin_class()),
+    (RefreshToken, get_refresh_token_admin_class()),
+):
+    admin.site.unregister(_model)
+    admin.site.register(_model, _with_revoke_permission(_admin_class))

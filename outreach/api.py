@@ -21,7 +21,7 @@ from rest_framework.authentication import BaseAuthentication, SessionAuthenticat
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from outreach.access import Actor
+from outreach.access import MEMBER, Actor, require_role
 from outreach.errors import (
     BodyTooLarge,
     InsufficientScope,
@@ -61,10 +61,14 @@ class KitApiView(APIView):
     authentication_classes = [KitOAuth2Authentication, SessionAuthentication]
     permission_classes: list = []
     required_scope: str = READ
+    #: Who may call it (``outreach.access.MEMBER`` or ``MODULE_ADMIN``).
+    required_role: str = MEMBER
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
         self.actor = self._actor(request)
+        # A write counts against the budget only once it may be made at all.
+        require_role(self.actor, self.required_role)
         if self.required_scope == WRITE:
             write_allowed(self.actor)
 

@@ -5,6 +5,9 @@ class OutreachConfig(AppConfig):
     name = "outreach"
     verbose_name = "Outreach"
     default_auto_field = "django.db.models.BigAutoField"
+    #: What the ``moderators`` group may do here (``manage.py sync_moderators_group``):
+    #: look up the accounts and members whose research they moderate.
+    moderator_permissions = ("view_account", "view_member")
 
     def ready(self) -> None:
         from outreach import mcp_tools

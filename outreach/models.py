@@ -292,3 +292,71 @@ class ClientRateWindow(models.Model):
 
     def __str__(self) -> str:
         return f"{self.client_key} @ {self.window_start}: {self.count}"
+
+
+class AddressRateWindow(models.Model):
+    """Requests of one kind per client address per window (e.g. client registrations)."""
+
+    action = models.CharField(max_length=32)
+    address = models.CharField(max_length=64)
+    window_start = models.DateTimeField()
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["action", "address", "window_start"], name="address_window_unique"
+            ),
+        ]
+        indexes = [models.Index(fields=["window_start"], name="address_window_age")]
+
+    def __str__(self) -> str:
+        return f"{self.action} from {self.address} @ {self.window_start}: {self.count}"
+
+
+# --- OAuth clients: who vouches for them, and which codes were used ------------------------
+
+
+class OAuthClientVerification(models.Model):
+    """An operator vouched for a self-registered OAuth client.
+
+    Anyone may register a client (RFC 7591) under any name; the consent page marks such a
+    client unverified until an operator verifies it here. Changing the client's name or
+    redirect URIs afterwards removes the verification.
+    """
+
+    application = models.OneToOneField(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
+        on_delete=models.CASCADE,
+        related_name="kit_verification",
+    )
+    verified_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    verified_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        permissions = [("verify_client", "Can mark a self-registered OAuth client verified")]
+
+    def __str__(self) -> str:
+        return f"verification of client {self.application_id}"
+
+
+class OAuthRedeemedCode(models.Model):
+    """An authorization code that was exchanged, and the tokens it gave.
+
+    A second exchange of the same code is refused by the grant check; this record lets Kit
+    also revoke the tokens of the first exchange (RFC 6749 section 4.1.2), since the code
+    has evidently leaked. Kept for a day, far beyond a code's ten-minute life.
+    """
+
+    code_hash = models.CharField(max_length=64, db_index=True)
+    access_token_id = models.BigIntegerField()
+    token_family = models.UUIDField(null=True, blank=True)
+    redeemed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["redeemed_at"], name="redeemed_code_age")]
+
+    def __str__(self) -> str:
+        return f"redeemed code for token {self.access_token_id}"

@@ -11,14 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import DEFAULT_DB_ALIAS
 from django.http import HttpRequest
 from django.utils import timezone
-from oauth2_provider.models import get_application_model, get_grant_model
+from oauth2_provider.models import (
+    get_access_token_model,
+    get_application_model,
+    get_grant_model,
+    get_refresh_token_model,
+)
 from oauth2_provider.oauth2_validators import OAuth2Validator, validate_resource_as_url_prefix
 
 from outreach.access import Actor
@@ -28,16 +35,29 @@ from outreach.models import (
     Member,
     OAuthAccessTokenAccount,
     OAuthGrantAccount,
+    OAuthRedeemedCode,
     OAuthRefreshTokenAccount,
 )
 from outreach.sql import run_one
+
+logger = logging.getLogger(__name__)
 
 SCOPES = ("outreach_read", "outreach_write")
 MCP_PATH = "/mcp"
 API_PATH = "/api/"
 
 
+def _code_hash(code: str) -> str:
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()
+
+
 class KitOAuth2Validator(OAuth2Validator):
+    def validate_code(self, client_id, code, client, request, *args, **kwargs):
+        valid = super().validate_code(client_id, code, client, request, *args, **kwargs)
+        if not valid and not get_grant_model().objects.filter(code=code).exists():
+            _revoke_tokens_of_replayed_code(code)
+        return valid
+
     def _create_authorization_code(self, request, code, expires=None):
         grant = super()._create_authorization_code(request, code, expires)
         account_id = getattr(request, "kit_account_id", None)
@@ -61,6 +81,9 @@ class KitOAuth2Validator(OAuth2Validator):
             )
             binding = OAuthGrantAccount.objects.filter(grant=grant).first() if grant else None
             account_id = binding.account_id if binding else None
+            OAuthRedeemedCode.objects.create(
+                code_hash=_code_hash(request.code), access_token_id=access_token.pk
+            )
         if account_id:
             OAuthAccessTokenAccount.objects.create(access_token=access_token, account_id=account_id)
         return access_token
@@ -69,12 +92,40 @@ class KitOAuth2Validator(OAuth2Validator):
         refresh_token = super()._create_refresh_token(
             request, refresh_token_code, access_token, previous
         )
+        if previous is None and getattr(request, "code", None):
+            OAuthRedeemedCode.objects.filter(
+                code_hash=_code_hash(request.code), access_token_id=access_token.pk
+            ).update(token_family=refresh_token.token_family)
         binding = OAuthAccessTokenAccount.objects.filter(access_token=access_token).first()
         if binding:
             OAuthRefreshTokenAccount.objects.create(
                 refresh_token=refresh_token, account_id=binding.account_id
             )
         return refresh_token
+
+
+def _revoke_tokens_of_replayed_code(code: str) -> None:
+    """A used authorization code came back: it has leaked, so the tokens it gave are
+    revoked, refreshed descendants included (RFC 6749 section 4.1.2)."""
+    redeemed = list(OAuthRedeemedCode.objects.filter(code_hash=_code_hash(code)))
+    if not redeemed:
+        return
+    for record in redeemed:
+        if record.token_family:
+            get_refresh_token_model().revoke_family(record.token_family)
+        get_access_token_model().objects.filter(pk=record.access_token_id).delete()
+    logger.warning(
+        "an authorization code was presented again; revoked the tokens of its first use "
+        "(access token ids %s)",
+        ", ".join(str(r.access_token_id) for r in redeemed),
+    )
+
+
+def prune_redeemed_codes(*, older_than: timedelta = timedelta(days=1)) -> int:
+    deleted, _ = OAuthRedeemedCode.objects.filter(
+        redeemed_at__lt=timezone.now() - older_than
+    ).delete()
+    return deleted
 
 
 def public_base_url(request: HttpRequest) -> str:

@@ -1,23 +1,29 @@
-"""Rate limiting of writes per OAuth client, per account, in fixed one-minute windows.
+"""Rate limits counted in PostgreSQL, in fixed windows, shared by every web worker.
 
-Counted in PostgreSQL with one atomic upsert, so every web worker and every MCP or REST
-request shares the same count. Reads are not limited here; the daily save quota and the
-per-domain cap of prospect memory apply on top.
+- Writes per member per OAuth client per account per minute: a member's refused or
+  rejected writes can never spend another member's budget, and a write is counted only
+  once it has passed the scope, add-on, subscription and role checks.
+- Client registrations per address per hour: anonymous registration stays open (MCP
+  clients register themselves) without letting one address fill the client table.
+
+Each limit is one atomic upsert (:func:`outreach.sql.take_slot`). Reads are not limited
+here; the quotas of the memories apply on top.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from outreach.access import Actor
 from outreach.errors import KitError
-from outreach.models import ClientRateWindow
+from outreach.models import AddressRateWindow, ClientRateWindow
+from outreach.sql import take_slot
 
-WINDOW_SECONDS = 60
+WRITE_WINDOW = timedelta(minutes=1)
+REGISTRATION_WINDOW = timedelta(hours=1)
 
 
 class RateLimited(KitError):
@@ -25,45 +31,68 @@ class RateLimited(KitError):
     http_status = 429
 
 
+def _window(now: datetime, length: timedelta) -> datetime:
+    seconds = int(length.total_seconds())
+    epoch = int(now.timestamp())
+    return datetime.fromtimestamp(epoch - epoch % seconds, tz=now.tzinfo)
+
+
+def _retry_after(window: datetime, length: timedelta, now: datetime) -> int:
+    return max(int((window + length - now).total_seconds()), 1)
+
+
 def client_key(actor: Actor) -> str:
+    """The write budget's key: the member and the client they write through."""
+    member = f"member:{actor.member.pk}" if actor.member is not None else "staff"
     if actor.oauth_application is not None:
-        return f"app:{actor.oauth_application.pk}"
-    if actor.member is not None:
-        return f"member:{actor.member.pk}"
-    return "staff"
+        return f"{member}:app:{actor.oauth_application.pk}"
+    return f"{member}:web"
 
 
 def write_allowed(actor: Actor) -> None:
-    """Count one write for the actor's client, or raise :class:`RateLimited`."""
-    limit = getattr(settings, "KIT_WRITES_PER_MINUTE_PER_CLIENT", 60)
+    """Count one write for the actor's member and client, or raise :class:`RateLimited`."""
+    limit = settings.KIT_WRITES_PER_MINUTE_PER_CLIENT
     if not limit or actor.is_staff:
         return
     now = timezone.now()
-    window = now.replace(second=0, microsecond=0)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            INSERT INTO {ClientRateWindow._meta.db_table} AS w
-                (account_id, client_key, window_start, count)
-            VALUES (%s, %s, %s, 1)
-            ON CONFLICT (account_id, client_key, window_start)
-            DO UPDATE SET count = w.count + 1 WHERE w.count < %s
-            RETURNING count
-            """,  # noqa: S608  (table name from the model)
-            [actor.account.pk, client_key(actor), window, limit],
-        )
-        allowed = cursor.fetchone() is not None
-    if not allowed:
-        retry = max(int((window + timedelta(seconds=WINDOW_SECONDS) - now).total_seconds()), 1)
+    window = _window(now, WRITE_WINDOW)
+    taken = take_slot(
+        ClientRateWindow,
+        key={"account": actor.account.pk, "client_key": client_key(actor), "window_start": window},
+        counter="count",
+        limit=limit,
+    )
+    if taken is None:
+        retry = _retry_after(window, WRITE_WINDOW, now)
         raise RateLimited(
-            f"This client has made {limit} writes in the last minute, the most allowed. "
-            f"Wait {retry} s and try again.",
+            f"You have made {limit} writes through this client in the last minute, the most "
+            f"allowed. Wait {retry} s and try again.",
             details={"limit_per_minute": limit, "retry_after_seconds": retry},
         )
 
 
-def prune(*, older_than: timedelta = timedelta(hours=1)) -> int:
-    deleted, _ = ClientRateWindow.objects.filter(
-        window_start__lt=timezone.now() - older_than
-    ).delete()
-    return deleted
+def registration_allowed(address: str) -> int | None:
+    """Count one client registration from ``address``; None if allowed, else seconds to wait."""
+    limit = settings.KIT_CLIENT_REGISTRATIONS_PER_HOUR
+    if not limit:
+        return None
+    now = timezone.now()
+    window = _window(now, REGISTRATION_WINDOW)
+    taken = take_slot(
+        AddressRateWindow,
+        key={
+            "action": "register_client",
+            "address": address[:64] or "unknown",
+            "window_start": window,
+        },
+        counter="count",
+        limit=limit,
+    )
+    return None if taken is not None else _retry_after(window, REGISTRATION_WINDOW, now)
+
+
+def prune(*, older_than: timedelta = timedelta(hours=2)) -> int:
+    cutoff = timezone.now() - older_than
+    deleted, _ = ClientRateWindow.objects.filter(window_start__lt=cutoff).delete()
+    more, _ = AddressRateWindow.objects.filter(window_start__lt=cutoff).delete()
+    return deleted + more

@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
+import secrets
+from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
+from django.utils import timezone
+from oauth2_provider.models import get_access_token_model, set_token_value
 
-from outreach.models import Account, Campaign, Member, Message, Prospect, Reply, Suppression
+from outreach.clients import operator_client
+from outreach.models import (
+    Account,
+    Campaign,
+    Member,
+    Message,
+    OAuthAccessTokenAccount,
+    Prospect,
+    Reply,
+    Suppression,
+)
 
 _SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 
@@ -119,19 +132,11 @@ def access_token_issue(
     expires_days: int,
     base_url: str,
 ) -> str:
-    """Issue a bearer token for ``member`` (for clients that take a header). Returns it."""
-    import secrets
-    from datetime import timedelta
+    """Issue a bearer token for ``member`` (for clients that take a header). Returns it.
 
-    from django.utils import timezone
-    from oauth2_provider.models import (
-        get_access_token_model,
-        get_application_model,
-        set_token_value,
-    )
-
-    from outreach.models import OAuthAccessTokenAccount
-
+    The token belongs to the operator-created client named ``client_name``
+    (:func:`outreach.clients.operator_client`), never to a self-registered one.
+    """
     unknown = sorted(set(scopes) - {"outreach_read", "outreach_write"})
     if unknown or not scopes:
         raise OutreachInputError(
@@ -146,17 +151,8 @@ def access_token_issue(
         raise OutreachInputError("--client must be a name of 1 to 255 characters")
     if not base_url.startswith(("http://", "https://")):
         raise OutreachInputError(f"base URL {base_url!r} must start with http:// or https://")
-    Application = get_application_model()
     with transaction.atomic():
-        application = Application.objects.filter(name=client_name, user=None).first()
-        if application is None:
-            application = Application.objects.create(
-                name=client_name,
-                client_type=Application.CLIENT_PUBLIC,
-                authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
-                redirect_uris="",
-                user=None,
-            )
+        application = operator_client(client_name)
         raw = secrets.token_urlsafe(32)
         base = base_url.rstrip("/")
         token = get_access_token_model()(

@@ -66,3 +66,24 @@ def run_one(sql: str, params: Params) -> list[tuple]:
     if rows is None:
         raise TypeError("run_one is for statements that return rows")
     return rows
+
+
+def take_slot(model, *, key: Mapping[str, Any], counter: str, limit: int) -> int | None:
+    """Add one to ``model``'s ``counter`` for the row at ``key``, unless it is at ``limit``.
+
+    One atomic upsert (the row is created at 1 if missing), so concurrent callers can never
+    take more than ``limit`` slots between them. Returns the new count, or None when the
+    row was already at the limit. ``key`` names the model's fields of a unique constraint.
+    """
+    meta = model._meta
+    columns = [meta.get_field(name).column for name in key]
+    count = meta.get_field(counter).column
+    names = ", ".join(columns)
+    values = ", ".join(["%s"] * len(columns))
+    sql = (
+        f"INSERT INTO {meta.db_table} AS row ({names}, {count}) VALUES ({values}, 1) "  # noqa: S608
+        f"ON CONFLICT ({names}) DO UPDATE SET {count} = row.{count} + 1 "
+        f"WHERE row.{count} < %s RETURNING {count}"
+    )
+    rows = run_one(sql, [*key.values(), limit])
+    return rows[0][0] if rows else None

@@ -4,9 +4,9 @@ picks the account a token acts for) and dynamic client registration."""
 from __future__ import annotations
 
 import json
-from urllib.parse import urlsplit
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -17,9 +17,16 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 from oauth2_provider.forms import AllowForm
+from oauth2_provider.models import get_application_model
 from oauth2_provider.views import AuthorizationView
-from oauth2_provider.views.dynamic_client_registration import DynamicClientRegistrationView
+from oauth2_provider.views.dynamic_client_registration import (
+    DynamicClientRegistrationManagementView,
+    DynamicClientRegistrationView,
+)
 
+from outreach.addresses import client_address
+from outreach.clients import client_metadata_problem, client_unverify, consent_client
+from outreach.ratelimit import registration_allowed
 from outreach.selectors import (
     member_for_session,
     member_for_user,
@@ -65,6 +72,17 @@ class KitAuthorizationView(AuthorizationView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["memberships"] = self._memberships()
+        form = context.get("form")
+        application = context.get("application")
+        if application is None and form is not None:
+            client_id = form["client_id"].value()
+            application = (
+                get_application_model().objects.filter(client_id=client_id).first()
+                if client_id
+                else None
+            )
+        if application is not None and form is not None:
+            context["client"] = consent_client(application, form["redirect_uri"].value() or "")
         return context
 
     def form_valid(self, form):
@@ -87,37 +105,73 @@ class KitAuthorizationView(AuthorizationView):
         return super().create_authorization_response(request, scopes, credentials, allow)
 
 
-LOOPBACK_HOSTS = {"127.0.0.1", "::1", "localhost"}
+def _refused(error: str, description: str, *, status: int = 400) -> JsonResponse:
+    return JsonResponse({"error": error, "error_description": description}, status=status)
+
+
+def _metadata_refusal(request) -> JsonResponse | None:
+    """The refusal of a registration or update whose metadata breaks Kit's client rules."""
+    try:
+        metadata = json.loads(request.body)
+    except (ValueError, UnicodeDecodeError):
+        return None  # DOT answers malformed bodies itself
+    problem = client_metadata_problem(metadata)
+    return _refused(problem.error, problem.description) if problem else None
 
 
 @method_decorator(csrf_exempt, name="dispatch")
 class KitClientRegistrationView(DynamicClientRegistrationView):
-    """RFC 7591 registration that allows plain-http redirect URIs on loopback only.
-
-    Native clients such as Claude Code receive the authorization code on an
-    ``http://127.0.0.1:<port>/`` redirect (RFC 8252); anything else must be https.
-    """
+    """RFC 7591 registration under Kit's client rules (``outreach.clients``), limited to
+    ``KIT_CLIENT_REGISTRATIONS_PER_HOUR`` registrations per client address."""
 
     def post(self, request, *args, **kwargs):
-        try:
-            metadata = json.loads(request.body)
-        except (ValueError, UnicodeDecodeError):
-            metadata = None
-        uris = metadata.get("redirect_uris") if isinstance(metadata, dict) else None
-        for uri in uris if isinstance(uris, list) else []:
-            if not isinstance(uri, str):
-                continue
-            parts = urlsplit(uri)
-            if parts.scheme == "http" and (parts.hostname or "") not in LOOPBACK_HOSTS:
-                return JsonResponse(
-                    {
-                        "error": "invalid_redirect_uri",
-                        "error_description": f"{uri!r}: http redirect URIs are allowed only "
-                        "on loopback (127.0.0.1, [::1], localhost); use https.",
-                    },
-                    status=400,
-                )
-        return super().post(request, *args, **kwargs)
+        wait = registration_allowed(client_address(request))
+        if wait is not None:
+            response = _refused(
+                "rate_limited",
+                f"Too many client registrations from this address; try again in {wait} s.",
+                status=429,
+            )
+            response["Retry-After"] = str(wait)
+            return response
+        return _metadata_refusal(request) or super().post(request, *args, **kwargs)
+
+
+@method_decorator(csrf_exempt, name="dispatch")
+class KitClientManagementView(DynamicClientRegistrationManagementView):
+    """RFC 7592 client configuration: an update passes the same rules as a registration,
+    and a verified client that changes its name or redirect URIs is unverified again."""
+
+    def put(self, request, *args, client_id: str, **kwargs):
+        refusal = _metadata_refusal(request)
+        if refusal is not None:
+            return refusal
+        Application = get_application_model()
+        before = Application.objects.filter(client_id=client_id).values("name", "redirect_uris")
+        before = before.first()
+        response = super().put(request, *args, client_id=client_id, **kwargs)
+        if response.status_code == 200 and before is not None:
+            application = Application.objects.filter(client_id=client_id).first()
+            changed = application is not None and (
+                application.name != before["name"]
+                or application.redirect_uris != before["redirect_uris"]
+            )
+            if changed:
+                client_unverify(application=application)
+        return response
+
+
+def signin_locked_out(request, response=None, credentials=None):
+    """django-axes' answer once sign-ins are paused: a page that says why and how long."""
+    minutes = max(round(settings.AXES_COOLOFF_TIME * 60), 1)
+    page = render(
+        request,
+        "registration/locked_out.html",
+        {"failure_limit": settings.AXES_FAILURE_LIMIT, "cooloff_minutes": minutes},
+        status=429,
+    )
+    page["Retry-After"] = str(minutes * 60)
+    return page
 
 
 @login_required

@@ -1,7 +1,10 @@
 """Staff moderation in Django admin. Actions call the services; no rules live here.
 
-Decrypted titles and bodies appear on a note's detail page only, for staff; list columns
-show ids, domains and dates, never content.
+Every page and action honours Django's model permissions: a note's decrypted title and
+body need ``view_note`` (list columns show ids, domains and dates, never content), deleting
+needs ``delete_note``, restoring a compaction the custom ``restore_compaction``. Staff
+status alone shows nothing. The ``moderators`` group (``manage.py sync_moderators_group``)
+holds exactly what moderation needs.
 """
 
 from __future__ import annotations
@@ -106,16 +109,16 @@ class NoteAdmin(ReadOnlyAdmin):
         actions.pop("delete_selected", None)  # deletes go through the service
         return actions
 
-    def has_delete_permission(self, request, obj=None):
-        return request.user.is_active and request.user.is_staff
-
     def delete_model(self, request, obj):
         try:
             note_delete(actor=Actor.for_staff(request.user, obj.account), note_id=obj.pk)
         except KitError as error:
             self.message_user(request, error.message, messages.ERROR)
 
-    @admin.action(description="Delete selected notes (with an audit event each)")
+    @admin.action(
+        description="Delete selected notes (with an audit event each)",
+        permissions=["delete"],
+    )
     def delete_notes(self, request, queryset):
         deleted = 0
         for note in queryset.select_related("account"):
@@ -189,7 +192,13 @@ class CompactionAdmin(ReadOnlyAdmin):
             ),
         )
 
-    @admin.action(description="Restore selected compactions (bring the replaced notes back)")
+    def has_restore_permission(self, request) -> bool:
+        return request.user.has_perm("prospect_memory.restore_compaction")
+
+    @admin.action(
+        description="Restore selected compactions (bring the replaced notes back)",
+        permissions=["restore"],
+    )
     def restore(self, request, queryset):
         for compaction in queryset.select_related("account"):
             try:

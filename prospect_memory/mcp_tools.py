@@ -5,6 +5,7 @@ Each handler calls the same service or selector as the REST API.
 
 from __future__ import annotations
 
+from outreach.access import MODULE_ADMIN
 from outreach.mcp.registry import READ, WRITE, Tool, ToolCall, registry
 from prospect_memory import schemas
 from prospect_memory.selectors import dossier_recall, recall_data
@@ -75,6 +76,7 @@ SAVE = Tool(
     input_schema=schemas.SAVE_INPUT,
     data_schema=schemas.SAVE,
     scope=WRITE,
+    role=MODULE_ADMIN,
     handler=_save,
 )
 
@@ -91,6 +93,7 @@ COMPACT = Tool(
     input_schema=schemas.COMPACT_INPUT,
     data_schema=schemas.COMPACT,
     scope=WRITE,
+    role=MODULE_ADMIN,
     handler=_compact,
     destructive=True,
 )

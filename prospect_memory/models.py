@@ -207,6 +207,9 @@ class Compaction(models.Model):
         indexes = [
             models.Index(fields=["account", "dossier", "-created_at"], name="compaction_dossier"),
         ]
+        permissions = [
+            ("restore_compaction", "Can restore a compaction (bring the replaced notes back)")
+        ]
 
     def __str__(self) -> str:
         return f"compaction {self.pk}"

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from outreach.access import require_role
 from outreach.errors import InsufficientScope, KitError, ValidationFailed
 from outreach.mcp.registry import WRITE, Tool, ToolCall, registry
 from outreach.ratelimit import write_allowed
@@ -283,6 +284,8 @@ def _call(
         )
         return ok(_result(error.as_dict(), is_error=True, modern=modern))
     try:
+        # A write counts against the budget only once it may be made at all.
+        require_role(caller.actor, tool.role)
         if tool.scope == WRITE:
             write_allowed(caller.actor)
         data = tool.handler(ToolCall(actor=caller.actor, arguments=arguments))

@@ -13,7 +13,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from outreach.access import Actor
+from outreach.access import MEMBER, MODULE_ADMIN, Actor
 
 READ = "outreach_read"
 WRITE = "outreach_write"
@@ -37,6 +37,8 @@ class Tool:
     data_schema: dict[str, Any]
     scope: str
     handler: Callable[[ToolCall], dict[str, Any]]
+    #: Who may call it: any member of an account with Outreach, or a module admin.
+    role: str = MEMBER
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
@@ -45,6 +47,8 @@ class Tool:
     def __post_init__(self) -> None:
         if self.scope not in (READ, WRITE):
             raise ValueError(f"tool {self.name}: unknown scope {self.scope!r}")
+        if self.role not in (MEMBER, MODULE_ADMIN):
+            raise ValueError(f"tool {self.name}: unknown role {self.role!r}")
         Draft202012Validator.check_schema(self.input_schema)
         object.__setattr__(self, "_validator", Draft202012Validator(self.input_schema))
 

@@ -74,7 +74,17 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
                 None, protocol.INVALID_REQUEST, "Accept must allow application/json", status=406
             )
         )
-    length = int(request.headers.get("Content-Length") or 0)
+    declared = (request.headers.get("Content-Length") or "0").strip()
+    if not (declared.isascii() and declared.isdigit()):
+        return _json(
+            protocol._error(
+                None,
+                protocol.INVALID_REQUEST,
+                "Content-Length must be a whole number of bytes",
+                status=400,
+            )
+        )
+    length = int(declared)
     if length > MAX_BODY_BYTES:
         return _json(
             protocol._error(

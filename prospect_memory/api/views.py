@@ -10,6 +10,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import status
 from rest_framework.response import Response
 
+from outreach.access import MEMBER, MODULE_ADMIN
 from outreach.api import KitApiView
 from outreach.errors import ValidationFailed
 from outreach.mcp.registry import READ, WRITE
@@ -107,6 +108,7 @@ class NotesApi(KitApiView):
 
     def initial(self, request, *args, **kwargs):
         self.required_scope = WRITE if request.method == "POST" else READ
+        self.required_role = MODULE_ADMIN if request.method == "POST" else MEMBER
         super().initial(request, *args, **kwargs)
 
     @extend_schema(
@@ -215,6 +217,7 @@ def _positive(params, name: str, default: int) -> int | None:
 
 class NoteDeleteApi(KitApiView):
     required_scope = WRITE
+    required_role = MODULE_ADMIN
 
     @extend_schema(
         operation_id="notes_delete",
@@ -227,6 +230,7 @@ class NoteDeleteApi(KitApiView):
 
 class DossierCompactApi(KitApiView):
     required_scope = WRITE
+    required_role = MODULE_ADMIN
 
     @extend_schema(
         operation_id="compactions_create",
@@ -249,6 +253,7 @@ class DossierCompactApi(KitApiView):
 
 class CompactionRestoreApi(KitApiView):
     required_scope = WRITE
+    required_role = MODULE_ADMIN
 
     @extend_schema(
         operation_id="compactions_restore",

@@ -52,6 +52,8 @@ def chromium():
         "--window-size=1280,1000",
     ):
         options.add_argument(flag)
+    # Console messages are read back to catch Content-Security-Policy violations.
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.implicitly_wait(5)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -71,6 +73,15 @@ def click_and_load(driver, element):
     WebDriverWait(driver, 20).until(
         lambda d: d.execute_script("return document.readyState") == "complete"
     )
+
+
+def csp_violations(driver) -> list[str]:
+    return [
+        entry["message"]
+        for entry in driver.get_log("browser")
+        if "Content Security Policy" in entry["message"]
+        or "Content-Security-Policy" in entry["message"]
+    ]
 
 
 def shot(driver, name):
@@ -94,7 +105,7 @@ def mcp_recall_ids(base_url: str, token: str, domain: str) -> list[str]:
 def test_member_reads_and_deletes_research_in_a_browser(live_kit, chromium):
     from selenium.webdriver.common.by import By
 
-    call_command("seed_demo", verbosity=0)
+    call_command("seed_demo", "--allow-insecure-demo", verbosity=0)
     call_command("seed_demo_research", verbosity=0)
     owner = Member.objects.select_related("user").get(
         account__slug="demo", user__username="demo@kit.test"
@@ -140,6 +151,31 @@ def test_member_reads_and_deletes_research_in_a_browser(live_kit, chromium):
     assert "Memory health" in driver.find_element(By.TAG_NAME, "h1").text
     assert driver.find_elements(By.CSS_SELECTOR, "svg.chart rect")
     shot(driver, "health")
+
+    # The account switcher submits itself from Kit's script file (no inline handler).
+    from selenium.webdriver.support.ui import Select
+
+    switcher = Select(driver.find_element(By.ID, "account-switch"))
+    old = driver.find_element(By.TAG_NAME, "html")
+    switcher.select_by_visible_text("Northwind Traders")
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 20).until(expected_conditions.staleness_of(old))
+    assert (
+        "Now working in Northwind Traders" in driver.find_element(By.CSS_SELECTOR, ".messages").text
+    )
+    old = driver.find_element(By.TAG_NAME, "html")
+    Select(driver.find_element(By.ID, "account-switch")).select_by_visible_text("Demo Outreach Co")
+    WebDriverWait(driver, 20).until(expected_conditions.staleness_of(old))
+
+    # The API docs render under the same policy (scripts and styles from Kit only).
+    driver.get(f"{base}/api/docs/")
+    WebDriverWait(driver, 20).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, ".swagger-ui .info .title")
+    )
+    shot(driver, "api-docs")
+    assert csp_violations(driver) == []
 
     token = access_token_issue(
         member=owner,

@@ -36,7 +36,7 @@ def unthrottled_kit(django_db_setup):
 
 
 def test_schemathesis_finds_no_server_errors_or_schema_violations(unthrottled_kit, tmp_path):
-    call_command("seed_demo", verbosity=0)
+    call_command("seed_demo", "--allow-insecure-demo", verbosity=0)
     call_command("seed_demo_research", verbosity=0)
     owner = Member.objects.get(account__slug="demo", user__username="demo@kit.test")
     token = access_token_issue(

@@ -6,8 +6,6 @@ exchange with a resource indicator, and then tool calls with the token.
 """
 
 import asyncio
-import re
-from html import unescape
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx2
@@ -20,6 +18,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from prospect_memory.models import Note
 from tests import factories
+from tests.oauth_client import form_fields
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -44,16 +43,6 @@ class MemoryStorage:
         self.client_info = client_info
 
 
-def _inputs(html: str) -> dict[str, str]:
-    fields = {}
-    for tag in re.findall(r"<input[^>]*>", html):
-        name = re.search(r'name="([^"]+)"', tag)
-        value = re.search(r'value="([^"]*)"', tag)
-        if name:
-            fields[name.group(1)] = unescape(value.group(1)) if value else ""
-    return fields
-
-
 class Person:
     """Signs in and answers the consent page, like a member in a browser."""
 
@@ -69,13 +58,13 @@ class Person:
             login = web.get("/accounts/login/")
             signed_in = web.post(
                 "/accounts/login/",
-                data={**_inputs(login.text), "username": self.email, "password": PASSWORD},
+                data={**form_fields(login.text), "username": self.email, "password": PASSWORD},
             )
             assert signed_in.status_code == 302, signed_in.text[:500]
             consent = web.get(authorization_url)
             assert consent.status_code == 200, (consent.headers.get("location"), consent.text[:500])
             self.consent_html = consent.text
-            fields = _inputs(consent.text)
+            fields = form_fields(consent.text)
             answer = web.post(
                 authorization_url,
                 data={**fields, "allow": "on", "account": self.account_slug},
@@ -99,7 +88,7 @@ def connect_and_save(live_kit, person: Person, domain: str) -> dict:
     provider = OAuthClientProvider(
         server_url=f"{live_kit.url}/mcp",
         client_metadata=OAuthClientMetadata(
-            client_name="Kit OAuth test",
+            client_name="Agent OAuth test",
             redirect_uris=["http://127.0.0.1:51234/callback"],
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
@@ -144,7 +133,7 @@ def test_oauth_flow_discovery_registration_pkce_consent_token(live_kit, account)
     saved = connect_and_save(live_kit, person, "acme.dev")
     assert saved["note"]["attribution"] == {
         "member": "owner@acme-sales.example",
-        "oauth_client": "Kit OAuth test",
+        "oauth_client": "Agent OAuth test",
     }
     assert "Acme Sales (acme-sales)" in person.consent_html
     # The code came back with the issuer (RFC 9207) and the token names the MCP resource.
@@ -153,7 +142,7 @@ def test_oauth_flow_discovery_registration_pkce_consent_token(live_kit, account)
 
     # (DCR also keeps a registration-management token for the client; not an access token.)
     tokens = AccessToken.objects.filter(
-        application__name="Kit OAuth test", scope__contains="outreach"
+        application__name="Agent OAuth test", scope__contains="outreach"
     )
     assert tokens.exists()
     for token in tokens:

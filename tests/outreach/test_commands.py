@@ -88,7 +88,7 @@ def test_create_member_twice_is_refused():
 
 
 def test_seed_demo_covers_every_case_and_runs_twice():
-    out = run("seed_demo")
+    out = run("seed_demo", "--allow-insecure-demo")
     demo = Account.objects.get(slug="demo")
     assert "Created account demo" in out
     sentiments = set(Reply.objects.filter(account=demo).values_list("sentiment", flat=True))
@@ -105,4 +105,4 @@ def test_seed_demo_covers_every_case_and_runs_twice():
         "pl",
     }
     assert Member.objects.filter(user__username="demo@kit.test").count() == 2
-    assert "already present" in run("seed_demo")
+    assert "already present" in run("seed_demo", "--allow-insecure-demo")

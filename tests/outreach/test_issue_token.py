@@ -67,7 +67,7 @@ def test_bad_arguments(module_admin, args, message):
 
 def test_seed_demo_prints_a_ready_claude_mcp_add_line():
     out = StringIO()
-    call_command("seed_demo", stdout=out)
+    call_command("seed_demo", "--allow-insecure-demo", stdout=out)
     line = next(row for row in out.getvalue().splitlines() if "claude mcp add" in row)
     assert line.strip().startswith(
         "claude mcp add --transport http kit http://127.0.0.1:8000/mcp "

@@ -19,7 +19,7 @@ def run(*args):
 
 
 def test_seed_demo_research_shows_every_case():
-    run("seed_demo")
+    run("seed_demo", "--allow-insecure-demo")
     out = run("seed_demo_research")
     assert "Saved 14 demo notes" in out
     from outreach.access import Actor

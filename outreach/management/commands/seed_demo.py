@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
@@ -51,9 +51,26 @@ SUPPRESSIONS = [
 
 
 class Command(BaseCommand):
-    help = "Create the demo account, members and CRM data (safe to run again)."
+    help = (
+        "Create the demo account, members and CRM data (safe to run again). The demo users, "
+        "a superuser among them, share a published password, so this runs only with DEBUG "
+        "on, or with --allow-insecure-demo."
+    )
 
-    def handle(self, *args, **options):
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--allow-insecure-demo",
+            action="store_true",
+            help="seed even though DEBUG is off (never on a server others can reach)",
+        )
+
+    def handle(self, *args, allow_insecure_demo=False, **options):
+        if not (settings.DEBUG or allow_insecure_demo):
+            raise CommandError(
+                "seed_demo creates a superuser and members with the published password "
+                f"{DEMO_PASSWORD!r}, so it runs only with DEBUG=true (scripts/run sets it). "
+                "On a machine no one else can reach, pass --allow-insecure-demo to seed anyway."
+            )
         if Account.objects.filter(slug=DEMO_SLUG).exists():
             self.stdout.write("Demo data is already present.")
         else:

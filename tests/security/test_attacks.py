@@ -1,0 +1,544 @@
+"""Attacks that once worked, replayed through the real HTTP surface; each must now fail.
+
+One section per finding of the security review (issue 10): admin permissions, consent
+phishing, client management, the write budget, sign-in and registration throttling,
+authorization code replay, squatted operator clients, a malformed Content-Length, and
+the Content-Security-Policy and demo-seed defaults.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, Permission
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.urls import reverse
+from oauth2_provider.models import AccessToken, Application
+
+from outreach.access import Actor
+from outreach.models import OAuthClientVerification
+from outreach.moderation import MODERATORS, moderators_group_sync
+from outreach.services import access_token_issue
+from prospect_memory.models import Compaction, Note
+from prospect_memory.services import dossier_compact
+from tests import factories
+from tests.factories import save_note
+from tests.oauth_client import (
+    REDIRECT,
+    Authorization,
+    form_fields,
+    refresh,
+    register,
+    tools_list,
+)
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "Acme's board approved a confidential acquisition."
+SAVE = {
+    "domain": "acme.dev",
+    "body": "Acme opened an office in Lisbon.",
+    "source_urls": ["https://acme.dev/news"],
+    "observed_at": "2026-11-20",
+}
+
+
+def staff_user(username: str, *permissions: str):
+    user = get_user_model().objects.create_user(username, password="x", is_staff=True)
+    for name in permissions:
+        app_label, codename = name.split(".")
+        user.user_permissions.add(
+            Permission.objects.get(content_type__app_label=app_label, codename=codename)
+        )
+    return user
+
+
+def signed_in(user) -> Client:
+    browser = Client()
+    browser.force_login(user)
+    return browser
+
+
+@pytest.fixture
+def notes(module_admin):
+    actor = Actor.for_member(module_admin)
+    return [save_note(actor, title=f"Title {i}", body=f"{SECRET} #{i}").note for i in range(3)]
+
+
+@pytest.fixture
+def compaction(module_admin, notes):
+    result = dossier_compact(
+        actor=Actor.for_member(module_admin), domain="acme.dev", expected_note_count=3, body="m"
+    )
+    return Compaction.objects.get(pk=result.compaction_id)
+
+
+# --- 1. Django admin honours model permissions ------------------------------------------------
+
+
+def _admin_objects() -> list[tuple[str, object]]:
+    """(changelist URL prefix, one object or None) for every model registered in admin."""
+    found = []
+    for model in admin.site._registry:
+        meta = model._meta
+        found.append((f"/admin/{meta.app_label}/{meta.model_name}/", model.objects.first()))
+    return found
+
+
+def test_staff_without_permissions_sees_and_changes_nothing(compaction, notes):
+    browser = signed_in(staff_user("bare-staff"))
+    objects = _admin_objects()
+    assert len(objects) > 15
+    for prefix, obj in objects:
+        assert browser.get(prefix).status_code == 403, prefix
+        if obj is not None:
+            for view in ("change", "delete"):
+                response = browser.get(f"{prefix}{obj.pk}/{view}/")
+                assert response.status_code in (403, 302), f"{prefix}{obj.pk}/{view}/"
+                assert SECRET.encode() not in response.content
+    # The attack of the review: deleting a note by POST, and the bulk delete action.
+    note = Note.objects.filter(status="active").first()
+    browser.post(f"/admin/prospect_memory/note/{note.pk}/delete/", {"post": "yes"})
+    browser.post(
+        "/admin/prospect_memory/note/",
+        {"action": "delete_notes", "_selected_action": [str(note.pk)]},
+    )
+    browser.post(
+        "/admin/prospect_memory/compaction/",
+        {"action": "restore", "_selected_action": [str(compaction.pk)]},
+    )
+    assert Note.objects.filter(pk=note.pk).exists()
+    assert Compaction.objects.get(pk=compaction.pk).restored_at is None
+
+
+def test_view_permission_shows_decrypted_notes_but_cannot_delete_or_restore(compaction):
+    browser = signed_in(
+        staff_user("viewer", "prospect_memory.view_note", "prospect_memory.view_compaction")
+    )
+    merged = compaction.merged_note
+    page = browser.get(f"/admin/prospect_memory/note/{merged.pk}/change/")
+    assert page.status_code == 200
+    assert b"m" in page.content
+    assert browser.get(f"/admin/prospect_memory/note/{merged.pk}/delete/").status_code == 403
+    browser.post(
+        "/admin/prospect_memory/note/",
+        {"action": "delete_notes", "_selected_action": [str(merged.pk)]},
+    )
+    assert Note.objects.filter(pk=merged.pk).exists()
+    listing = browser.get("/admin/prospect_memory/compaction/").content.decode()
+    assert 'value="restore"' not in listing
+    browser.post(
+        "/admin/prospect_memory/compaction/",
+        {"action": "restore", "_selected_action": [str(compaction.pk)]},
+    )
+    assert Compaction.objects.get(pk=compaction.pk).restored_at is None
+
+
+def test_the_moderators_group_can_moderate_and_nothing_more(compaction, notes, account):
+    group, missing = moderators_group_sync()
+    assert missing == []
+    moderator = staff_user("moderator")
+    moderator.groups.add(group)
+    browser = signed_in(moderator)
+    merged = compaction.merged_note
+    assert browser.get(f"/admin/prospect_memory/note/{merged.pk}/change/").status_code == 200
+    browser.post(
+        "/admin/prospect_memory/compaction/",
+        {"action": "restore", "_selected_action": [str(compaction.pk)]},
+    )
+    assert Compaction.objects.get(pk=compaction.pk).restored_at is not None
+    note = Note.objects.filter(status="active").first()
+    browser.post(f"/admin/prospect_memory/note/{note.pk}/delete/", {"post": "yes"})
+    assert not Note.objects.filter(pk=note.pk).exists()
+    # Moderation does not reach accounts, OAuth clients or tokens.
+    assert browser.get(f"/admin/outreach/account/{account.pk}/change/").status_code == 200
+    assert browser.post(f"/admin/outreach/account/{account.pk}/change/", {}).status_code == 403
+    assert browser.get("/admin/oauth2_provider/application/").status_code == 403
+    assert browser.get("/admin/oauth2_provider/accesstoken/").status_code == 403
+    # Running the sync again changes nothing.
+    assert moderators_group_sync()[0].permissions.count() == group.permissions.count()
+    assert Group.objects.filter(name=MODERATORS).count() == 1
+
+
+def test_token_revocation_in_admin_needs_the_change_permission(module_admin):
+    access_token_issue(
+        member=module_admin,
+        scopes=["outreach_read"],
+        client_name="Ops",
+        expires_days=1,
+        base_url="http://testserver",
+    )
+    token = AccessToken.objects.get()
+    browser = signed_in(staff_user("token-viewer", "oauth2_provider.view_accesstoken"))
+    browser.post(
+        "/admin/oauth2_provider/accesstoken/",
+        {"action": "revoke_tokens", "_selected_action": [str(token.pk)]},
+    )
+    assert AccessToken.objects.filter(pk=token.pk).exists()
+
+
+# --- 2. Consent phishing through open registration ---------------------------------------------
+
+
+def test_consent_page_shows_where_the_code_goes_and_that_the_client_is_unverified(module_admin):
+    # The attacker registers a client named like a trusted one, with its own redirect.
+    attacker = Client()
+    registered = register(attacker, "Claude Code", "https://evil.example/steal").json()
+    flow = Authorization(registered["client_id"], redirect="https://evil.example/steal")
+    # The member follows the crafted link.
+    page = signed_in(module_admin.user).get(flow.url).content.decode()
+    assert "Unverified client" in page
+    assert "calls itself “Claude Code”" in page
+    assert '<strong class="host">evil.example</strong>' in page
+
+
+def test_an_operator_verifies_a_client_and_changing_it_removes_the_verification(module_admin):
+    registered = register(Client(), "Partner CRM sync", "https://partner.example/cb").json()
+    application = Application.objects.get(client_id=registered["client_id"])
+    operator = get_user_model().objects.create_superuser("ops", password="x")
+    signed_in(operator).post(
+        "/admin/oauth2_provider/application/",
+        {"action": "verify_clients", "_selected_action": [str(application.pk)]},
+    )
+    assert OAuthClientVerification.objects.filter(application=application).exists()
+    flow = Authorization(registered["client_id"], redirect="https://partner.example/cb")
+    page = signed_in(module_admin.user).get(flow.url).content.decode()
+    assert "Verified client" in page
+    assert "Unverified" not in page
+    # The client renames itself through RFC 7592: the verification goes with the change.
+    changed = Client().put(
+        f"/o/register/{registered['client_id']}/",
+        json.dumps(
+            {
+                "client_name": "Partner CRM sync v2",
+                "redirect_uris": ["https://partner.example/cb"],
+                "token_endpoint_auth_method": "none",
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+            }
+        ),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {registered['registration_access_token']}",
+    )
+    assert changed.status_code == 200, changed.content
+    assert not OAuthClientVerification.objects.filter(application=application).exists()
+
+
+def test_only_operators_may_verify_clients(module_admin):
+    registered = register(Client(), "Some agent", "https://agent.example/cb").json()
+    application = Application.objects.get(client_id=registered["client_id"])
+    browser = signed_in(
+        staff_user(
+            "app-editor",
+            "oauth2_provider.view_application",
+            "oauth2_provider.change_application",
+        )
+    )
+    browser.post(
+        "/admin/oauth2_provider/application/",
+        {"action": "verify_clients", "_selected_action": [str(application.pk)]},
+    )
+    assert not OAuthClientVerification.objects.exists()
+
+
+@pytest.mark.parametrize("name", ["Kit", "kit", "K I T", "\uff2b\uff49\uff54", "Kit Admin", "Kït"])
+def test_self_registration_cannot_claim_kits_own_name(name):
+    response = register(Client(), name, "https://evil.example/cb")
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_client_metadata"
+    assert "reserved" in response.json()["error_description"]
+
+
+def test_the_claude_code_flow_still_works_and_names_the_loopback(module_admin):
+    registered = register(Client(), "Claude Code").json()
+    flow = Authorization(registered["client_id"])
+    browser = signed_in(module_admin.user)
+    page = browser.get(flow.url).content.decode()
+    assert '<strong class="host">127.0.0.1</strong>' in page
+    assert "an application on your own computer" in page
+    code = flow.consent(browser, module_admin.account.slug)
+    tokens = flow.exchange(Client(), code)
+    assert tokens.status_code == 200, tokens.content
+    assert tools_list(Client(), tokens.json()["access_token"]) == 200
+
+
+# --- 3. Client management keeps the registration rules -----------------------------------------
+
+
+def _update(registered: dict, redirect: str, name: str = "Tool"):
+    return Client().put(
+        f"/o/register/{registered['client_id']}/",
+        json.dumps(
+            {
+                "client_name": name,
+                "redirect_uris": [redirect],
+                "token_endpoint_auth_method": "none",
+                "grant_types": ["authorization_code"],
+                "response_types": ["code"],
+            }
+        ),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {registered['registration_access_token']}",
+    )
+
+
+def test_client_update_cannot_add_a_plain_http_redirect_off_loopback():
+    registered = register(Client(), "Tool").json()
+    response = _update(registered, "http://evil.example/cb")
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_redirect_uri"
+    application = Application.objects.get(client_id=registered["client_id"])
+    assert application.redirect_uris == REDIRECT
+
+
+def test_client_update_cannot_take_a_reserved_name():
+    registered = register(Client(), "Tool").json()
+    response = _update(registered, REDIRECT, name="Kit")
+    assert response.status_code == 400
+    assert Application.objects.get(client_id=registered["client_id"]).name == "Tool"
+
+
+# --- 4. One member cannot spend another's write budget -----------------------------------------
+
+
+def _bearer(member, client_name="Claude Code"):
+    token = access_token_issue(
+        member=member,
+        scopes=["outreach_read", "outreach_write"],
+        client_name=client_name,
+        expires_days=1,
+        base_url="http://testserver",
+    )
+    return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+
+
+def test_refused_writes_of_a_member_do_not_lock_out_the_admin(
+    client, module_admin, member, settings
+):
+    settings.KIT_WRITES_PER_MINUTE_PER_CLIENT = 3
+    reader, admin_ = _bearer(member), _bearer(module_admin)
+    for _ in range(10):
+        refused = client.post("/api/v1/notes", SAVE, content_type="application/json", **reader)
+        assert refused.status_code == 403
+        assert refused.json()["error"]["code"] == "not_module_admin"
+    saved = client.post("/api/v1/notes", SAVE, content_type="application/json", **admin_)
+    assert saved.status_code == 201
+
+
+def test_each_member_has_their_own_budget_on_a_shared_client(client, account, settings):
+    settings.KIT_WRITES_PER_MINUTE_PER_CLIENT = 2
+    first, second = (factories.member(account, admin=True) for _ in range(2))
+    one, two = _bearer(first), _bearer(second)
+    for i in range(2):
+        body = {**SAVE, "body": f"first admin {i}"}
+        assert (
+            client.post("/api/v1/notes", body, content_type="application/json", **one).status_code
+            == 201
+        )
+    limited = client.post("/api/v1/notes", SAVE, content_type="application/json", **one)
+    assert limited.status_code == 429
+    body = {**SAVE, "body": "second admin"}
+    assert (
+        client.post("/api/v1/notes", body, content_type="application/json", **two).status_code
+        == 201
+    )
+
+
+def test_mcp_refusals_by_role_are_not_counted(client, member, module_admin, settings):
+    settings.KIT_WRITES_PER_MINUTE_PER_CLIENT = 1
+    reader, admin_ = _bearer(member), _bearer(module_admin)
+
+    def save(bearer):
+        message = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "outreach_save_prospect_research", "arguments": SAVE},
+        }
+        reply = client.post("/mcp", json.dumps(message), content_type="application/json", **bearer)
+        return reply.json()["result"]["structuredContent"]
+
+    for _ in range(5):
+        assert save(reader)["error"]["code"] == "not_module_admin"
+    assert "data" in save(admin_)
+
+
+# --- 5. Sign-in throttling and the registration limit ------------------------------------------
+
+
+def _sign_in(browser: Client, username: str, password: str):
+    page = browser.get("/accounts/login/")
+    return browser.post(
+        "/accounts/login/",
+        {**form_fields(page.content.decode()), "username": username, "password": password},
+    )
+
+
+def test_failed_sign_ins_lock_the_account_name_even_for_the_right_password(member, settings):
+    member.user.set_password("the-right-password-1")
+    member.user.save()
+    name = member.user.username
+    for attempt in range(25):
+        browser = Client(REMOTE_ADDR=f"10.0.{attempt}.1")  # a new address each time
+        response = _sign_in(browser, name, f"wrong-{attempt}")
+        if response.status_code == 429:
+            break
+    assert attempt == settings.AXES_FAILURE_LIMIT - 1
+    locked = _sign_in(Client(REMOTE_ADDR="10.9.9.9"), name.upper(), "the-right-password-1")
+    assert locked.status_code == 429
+    page = locked.content.decode()
+    assert "Too many failed sign-ins" in page
+    assert "15 minutes" in page
+    assert locked["Retry-After"] == "900"
+    assert "_auth_user_id" not in Client().session
+
+
+def test_failed_sign_ins_from_one_address_are_throttled_across_names(member, settings):
+    member.user.set_password("the-right-password-1")
+    member.user.save()
+    browser = Client(REMOTE_ADDR="203.0.113.7")
+    for attempt in range(settings.AXES_FAILURE_LIMIT - 1):
+        assert _sign_in(browser, f"guess{attempt}@example.com", "nope").status_code == 200
+    # The failure that reaches the limit is answered with the lockout page already.
+    assert _sign_in(browser, "guess-last@example.com", "nope").status_code == 429
+    assert _sign_in(browser, member.user.username, "the-right-password-1").status_code == 429
+    # Another address is not affected.
+    other = _sign_in(
+        Client(REMOTE_ADDR="198.51.100.2"), member.user.username, "the-right-password-1"
+    )
+    assert other.status_code == 302
+
+
+def test_client_registration_is_limited_per_address(settings):
+    settings.KIT_CLIENT_REGISTRATIONS_PER_HOUR = 10
+    attacker = Client(REMOTE_ADDR="203.0.113.9")
+    statuses = [register(attacker, f"Bot {i}").status_code for i in range(12)]
+    assert statuses == [201] * 10 + [429] * 2
+    refused = register(attacker, "Bot 13")
+    assert refused.json()["error"] == "rate_limited"
+    assert 1 <= int(refused["Retry-After"]) <= 3600
+    assert register(Client(REMOTE_ADDR="198.51.100.3"), "Someone else").status_code == 201
+
+
+def test_the_address_behind_a_trusted_proxy_is_the_clients(settings):
+    settings.KIT_CLIENT_REGISTRATIONS_PER_HOUR = 1
+    settings.KIT_PROXY_COUNT = 1
+    proxy = {"REMOTE_ADDR": "10.0.0.1"}
+    first = register(Client(**proxy), "A", HTTP_X_FORWARDED_FOR="203.0.113.1")
+    second = register(Client(**proxy), "B", HTTP_X_FORWARDED_FOR="203.0.113.2")
+    # A client cannot pick its own address by prepending one: the proxy's entry counts.
+    spoofed = register(Client(**proxy), "C", HTTP_X_FORWARDED_FOR="1.2.3.4, 203.0.113.1")
+    assert (first.status_code, second.status_code, spoofed.status_code) == (201, 201, 429)
+
+
+# --- 6. A replayed authorization code revokes what its first use gave --------------------------
+
+
+def test_replaying_an_authorization_code_revokes_its_tokens(module_admin):
+    registered = register(Client(), "Agent").json()
+    flow = Authorization(registered["client_id"])
+    code = flow.consent(signed_in(module_admin.user), module_admin.account.slug)
+    first = flow.exchange(Client(), code)
+    assert first.status_code == 200
+    tokens = first.json()
+    # A refresh before the replay: the refreshed tokens descend from the code too.
+    refreshed = refresh(Client(), registered["client_id"], tokens["refresh_token"]).json()
+    assert tools_list(Client(), refreshed["access_token"]) == 200
+
+    replay = flow.exchange(Client(), code)
+    assert replay.status_code == 400
+    assert replay.json()["error"] == "invalid_grant"
+    assert tools_list(Client(), tokens["access_token"]) == 401
+    assert tools_list(Client(), refreshed["access_token"]) == 401
+    again = refresh(Client(), registered["client_id"], refreshed["refresh_token"])
+    assert again.status_code == 400
+
+
+def test_a_code_for_another_client_does_not_revoke_anything(module_admin):
+    registered = register(Client(), "Agent").json()
+    other = register(Client(), "Other agent").json()
+    flow = Authorization(registered["client_id"])
+    code = flow.consent(signed_in(module_admin.user), module_admin.account.slug)
+    stolen = Authorization(other["client_id"], verifier=flow.verifier)
+    assert stolen.exchange(Client(), code).status_code == 400
+    # The rightful client still redeems its unused code.
+    assert flow.exchange(Client(), code).status_code == 200
+
+
+# --- 7. Operator tokens never land on a self-registered client --------------------------------
+
+
+def test_issue_token_does_not_reuse_a_squatted_client(client, module_admin):
+    squatter = register(Client(), "Claude Code").json()
+    bearer = _bearer(module_admin, "Claude Code")
+    token = AccessToken.objects.exclude(application__client_id=squatter["client_id"]).get(
+        scope__contains="outreach"
+    )
+    assert token.application.registration_source == "manual"
+    # The squatter deletes its client: the operator's token lives on.
+    deleted = Client().delete(
+        f"/o/register/{squatter['client_id']}/",
+        HTTP_AUTHORIZATION=f"Bearer {squatter['registration_access_token']}",
+    )
+    assert deleted.status_code == 204
+    saved = client.post("/api/v1/notes", SAVE, content_type="application/json", **bearer)
+    assert saved.status_code == 201
+    attribution = saved.json()["data"]["note"]["attribution"]["oauth_client"]
+    assert attribution == "Claude Code"
+    assert Note.objects.get().oauth_application == token.application
+
+
+# --- 8. A malformed Content-Length on /mcp ---------------------------------------------------
+
+
+@pytest.mark.parametrize("length", ["abc", "1e3", "-5", "١٢"])
+def test_malformed_content_length_is_a_400(client, module_admin, length):
+    response = client.post(
+        "/mcp",
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        content_type="application/json",
+        CONTENT_LENGTH=length,
+        **_bearer(module_admin),
+    )
+    assert response.status_code == 400
+    assert "Content-Length" in response.json()["error"]["message"]
+
+
+# --- 9. Content-Security-Policy and the demo seed ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path", ["/accounts/login/", "/admin/login/", "/api/docs/", "/health/", "/"]
+)
+def test_every_page_carries_a_strict_content_security_policy(client, module_admin, path):
+    client.force_login(module_admin.user)
+    policy = client.get(path, follow=True)["Content-Security-Policy"]
+    directives = dict(part.strip().split(" ", 1) for part in policy.split(";") if part.strip())
+    assert directives["default-src"] == "'self'"
+    assert directives["script-src"] == "'self'"
+    assert directives["style-src"] == "'self'"
+    assert directives["object-src"] == "'none'"
+    assert directives["frame-ancestors"] == "'none'"
+    assert "unsafe-inline" not in policy
+    assert "unsafe-eval" not in policy
+
+
+def test_the_api_docs_page_has_no_inline_script_or_style(client):
+    page = client.get(reverse("api-docs")).content.decode()
+    assert "<style" not in page
+    assert "<script>" not in page
+    assert client.get(reverse("api-docs") + "?script=").status_code == 200
+
+
+def test_seed_demo_refuses_to_run_without_debug(settings):
+    settings.DEBUG = False
+    with pytest.raises(CommandError, match="--allow-insecure-demo"):
+        call_command("seed_demo")
+    assert not get_user_model().objects.filter(username="admin@kit.test").exists()
+    settings.DEBUG = True
+    call_command("seed_demo", verbosity=0, stdout=open("/dev/null", "w"))  # noqa: SIM115
+    assert get_user_model().objects.get(username="admin@kit.test").is_superuser
