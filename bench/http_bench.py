@@ -205,7 +205,8 @@ def main() -> None:
     from django.conf import settings
 
     from kit.db import database_url
-    from prospect_memory.selectors import dossier_recall, recall_data
+    from prospect_memory.payloads import recall_data
+    from prospect_memory.selectors import dossier_recall
     from tests.live import LiveServer
 
     rng = random.Random(7)

@@ -250,7 +250,7 @@ def main() -> None:
     os.environ["DJANGO_SETTINGS_MODULE"] = "kit.settings"
     os.environ["LOG_LEVEL"] = "WARNING"
     os.environ.setdefault("SECURE_SSL_REDIRECT", "false")  # plain-http loopback
-    from prospect_memory.crypto import generate_key
+    from prospect_memory.core.crypto import generate_key
 
     os.environ.setdefault("PROSPECT_MEMORY_ENCRYPTION_KEYS", generate_key())
     from kit.db import database_url, throwaway_database

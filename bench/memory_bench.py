@@ -53,7 +53,7 @@ def setup(args) -> None:
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     # Servers the benchmarks start listen on plain-http loopback, without TLS.
     os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
-    from prospect_memory.crypto import generate_key
+    from prospect_memory.core.crypto import generate_key
 
     os.environ.setdefault("PROSPECT_MEMORY_ENCRYPTION_KEYS", generate_key())
     if not os.environ.get("DATABASE_URL"):
@@ -110,7 +110,7 @@ def seed_probes(rng: random.Random):
         reply_record,
         suppression_add,
     )
-    from prospect_memory.services import note_save
+    from prospect_memory.services.notes import note_save
 
     probes = []
     today = datetime.now(UTC).date()
@@ -142,8 +142,9 @@ def seed_fillers(rng: random.Random, target: int) -> None:
     """Bulk-load accounts, dossiers and notes until the note table holds ``target`` rows."""
     from django.db import connection
 
-    from prospect_memory.crypto import binding, keyring
-    from prospect_memory.models import NOTE_TABLE, Note
+    from prospect_memory.core.crypto import binding, keyring
+    from prospect_memory.models import Note
+    from prospect_memory.selectors import NOTE_TABLE
 
     existing = Note.objects.count()
     missing = target - existing
@@ -302,8 +303,8 @@ def floor_recall(actor, domain: str) -> tuple:
     ratio to it measures what recall adds on top: rules, views and payload building.
     """
     from outreach.sql import run
-    from prospect_memory.crypto import binding, keyring
-    from prospect_memory.models import NOTE_TABLE
+    from prospect_memory.core.crypto import binding, keyring
+    from prospect_memory.selectors import NOTE_TABLE
 
     ring = keyring()
     aid = actor.account.pk
@@ -330,8 +331,9 @@ def floor_recall(actor, domain: str) -> tuple:
 
 
 def run(sizes: list[int], iterations: int) -> list[dict]:
-    from prospect_memory.selectors import dossier_recall, recall_data
-    from prospect_memory.services import note_save
+    from prospect_memory.payloads import recall_data
+    from prospect_memory.selectors import dossier_recall
+    from prospect_memory.services.notes import note_save
 
     rng = random.Random(7)
     probes = seed_probes(rng)

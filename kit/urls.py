@@ -16,13 +16,14 @@ from outreach.views import (
 )
 
 # django-oauth-toolkit under /o/, and its RFC 8414 / RFC 9728 metadata at the origin where
-# MCP clients look for it, in one namespace so the metadata can name the endpoints.
+# MCP clients look for it, in one namespace so the metadata can name the endpoints. No token
+# introspection (RFC 7662): Kit's resource servers are Kit itself, and a self-registered
+# client must not learn about other clients' tokens.
 oauth2_patterns = (
     [
         path("o/authorize/", KitAuthorizationView.as_view(), name="authorize"),
         path("o/token/", oauth2_views.TokenView.as_view(), name="token"),
         path("o/revoke_token/", oauth2_views.RevokeTokenView.as_view(), name="revoke-token"),
-        path("o/introspect/", oauth2_views.IntrospectTokenView.as_view(), name="introspect"),
         path("o/register/", KitClientRegistrationView.as_view(), name="dcr-register"),
         path(
             "o/register/<str:client_id>/",

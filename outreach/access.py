@@ -77,14 +77,18 @@ def require_role(actor: Actor, role: str) -> None:
         raise ValueError(f"unknown role {role!r}")
 
 
+def is_module_admin(actor: Actor) -> bool:
+    """An Outreach module admin of the account (or Kit staff moderating)."""
+    return actor.is_staff or (actor.member is not None and actor.member.is_module_admin)
+
+
 def require_module_admin(actor: Actor) -> None:
     """Writes need an Outreach module admin (or Kit staff moderating)."""
     require_outreach(actor)
-    if actor.is_staff:
-        return
-    if actor.member is None or not actor.member.is_module_admin:
+    if not is_module_admin(actor):
         raise NotModuleAdmin(
-            "Only Outreach module admins may change prospect research. Ask an admin of "
-            f"account '{actor.account.slug}' to make you one, or use a module admin's token.",
+            f"This needs an Outreach module admin of account '{actor.account.slug}' (they "
+            "change what agents remember and see memory health). Ask an admin of the account "
+            "to make you one, or use a module admin's token.",
             details={"account": actor.account.slug},
         )

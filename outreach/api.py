@@ -1,27 +1,35 @@
-"""What every Kit REST view shares: authentication, the acting member, scopes, one error shape.
+"""The REST adapter: each Kit operation served as an endpoint, with one error shape.
 
 - OAuth2 bearer tokens (django-oauth-toolkit) issued for this API (RFC 8707 resource
   indicator naming ``/api``), bound to one account; or the web session of a signed-in
-  member, acting in the account chosen in the account switcher.
-- Each view declares the scope it needs (``required_scope``), as MCP tools do.
-- Every error is ``{"error": {"code", "message", "details"}}`` with an honest status.
+  member, acting in the account chosen in the account switcher (every scope).
+- A view class serves one URL; each of its HTTP methods is one operation
+  (``get = serve(RECALL, operation_id="recall")``). :func:`serve` builds the handler and its
+  OpenAPI description from the operation, and the handler hands the call to
+  ``outreach.operations.execute``, which checks scope, arguments, role and write budget
+  exactly as the MCP adapter does.
+- Every answer is ``{"data": ...}``; every error ``{"error": {"code", "message",
+  "details"}}`` with an honest status.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
+from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from outreach.access import MEMBER, Actor, require_role
+from outreach import scopes
+from outreach.access import Actor
 from outreach.errors import (
     BodyTooLarge,
     InsufficientScope,
@@ -29,14 +37,11 @@ from outreach.errors import (
     NotFound,
     Unauthenticated,
 )
-from outreach.guides import writing_guide
-from outreach.mcp.registry import READ, WRITE
-from outreach.mcp_tools import GUIDE_DATA
+from outreach.guides import WRITING_GUIDE
 from outreach.oauth import API_PATH, BearerGrant, authenticate_bearer, bearer_challenge
-from outreach.ratelimit import write_allowed
+from outreach.operations import Operation, execute
+from outreach.pages import SESSION_ACCOUNT_KEY
 from outreach.selectors import member_for_session
-
-SESSION_ACCOUNT_KEY = "kit_account"
 
 
 class KitOAuth2Authentication(BaseAuthentication):
@@ -55,33 +60,17 @@ class KitOAuth2Authentication(BaseAuthentication):
         return bearer_challenge(request, resource_path=API_PATH)
 
 
-class KitApiView(APIView):
-    """Base of every Kit REST view."""
+class OperationApi(APIView):
+    """Base of every Kit REST view: its methods are operations, see :func:`serve`."""
 
     authentication_classes = [KitOAuth2Authentication, SessionAuthentication]
     permission_classes: list = []
-    required_scope: str = READ
-    #: Who may call it (``outreach.access.MEMBER`` or ``MODULE_ADMIN``).
-    required_role: str = MEMBER
 
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
-        self.actor = self._actor(request)
-        # A write counts against the budget only once it may be made at all.
-        require_role(self.actor, self.required_role)
-        if self.required_scope == WRITE:
-            write_allowed(self.actor)
-
-    def _actor(self, request) -> Actor:
+    def caller(self, request) -> tuple[Actor, frozenset[str]]:
+        """The acting member and the scopes granted to this request."""
         grant = request.auth if isinstance(request.auth, BearerGrant) else None
         if grant is not None:
-            if self.required_scope not in grant.scopes:
-                raise InsufficientScope(
-                    f"This needs the {self.required_scope} scope, which the token lacks. "
-                    f"Authorize again with {self.required_scope}.",
-                    details={"required_scope": self.required_scope},
-                )
-            return grant.actor
+            return grant.actor, grant.scopes
         if request.user and request.user.is_authenticated:
             member = member_for_session(
                 user=request.user, account_slug=request.session.get(SESSION_ACCOUNT_KEY)
@@ -92,7 +81,7 @@ class KitApiView(APIView):
                     "account switcher.",
                     details={"reason": "no_account"},
                 )
-            return Actor.for_member(member)
+            return Actor.for_member(member), frozenset(scopes.ALL)
         raise Unauthenticated(
             "Sign in first: send 'Authorization: Bearer <token>' with an OAuth access token "
             "for this API, or use a signed-in web session.",
@@ -104,6 +93,142 @@ class KitApiView(APIView):
         if response is None:
             return super().handle_exception(exc)
         return response
+
+
+# --- serving an operation --------------------------------------------------------------------
+
+ERROR = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "details": {"type": "object"},
+            },
+            "required": ["code", "message", "details"],
+        }
+    },
+    "required": ["error"],
+}
+
+_ERROR_STATUSES = {
+    400: "Invalid input (validation_error, invalid_domain)",
+    401: "Missing, invalid or expired credentials (unauthenticated)",
+    403: "insufficient_scope, not_module_admin, addon_required or subscription_inactive",
+    404: "not_found",
+    409: "note_count_mismatch or domain_note_limit_reached",
+    413: "body_too_large",
+    429: "daily_limit_reached or rate_limited (with Retry-After)",
+}
+
+_PARAMETER_TYPES = {"string": str, "integer": int, "boolean": bool}
+
+
+def envelope(schema: dict) -> dict:
+    return {
+        "type": "object",
+        "properties": {"data": schema},
+        "required": ["data"],
+        "additionalProperties": False,
+    }
+
+
+def _query_value(value: str, schema: dict) -> Any:
+    """A query string value in the type its schema asks for, when it reads as one."""
+    kind = schema.get("type")
+    if kind == "integer" and value.isascii() and value.isdigit() and len(value) <= 18:
+        return int(value)
+    if kind == "boolean" and value in ("true", "false"):
+        return value == "true"
+    return value
+
+
+class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...)``
+    """Serve ``operation`` as this view's HTTP method of the attribute's name.
+
+    ``get`` reads the arguments from the query string (the input schema's properties;
+    others are ignored, as caches and tracking parameters add them); other methods from the
+    JSON body. The URL's parameters named in ``path`` (``<str:note_id>``) are arguments too.
+    """
+
+    def __init__(
+        self,
+        operation: Operation,
+        *,
+        operation_id: str,
+        status: int = 200,
+        errors: tuple[int, ...] = (),
+        path: tuple[str, ...] = (),
+    ) -> None:
+        self.operation = operation
+        self.operation_id = operation_id
+        self.status = status
+        self.errors = (400, 401, 403, *errors, *((429,) if operation.writes else ()))
+        self.path = path
+        properties = operation.input_schema.get("properties", {})
+        #: The arguments that come from the query string or the body.
+        self.fields = {name: spec for name, spec in properties.items() if name not in path}
+
+    def __set_name__(self, owner: type[OperationApi], method: str) -> None:
+        setattr(owner, method, self._handler(method))
+
+    def _handler(self, method: str):
+        operation, status, fields = self.operation, self.status, self.fields
+
+        def handler(view: OperationApi, request, **path):
+            arguments: Any = dict(path)
+            if method == "get":
+                arguments.update(
+                    (name, _query_value(value, fields[name]))
+                    for name, value in request.query_params.items()
+                    if name in fields
+                )
+            elif fields:
+                body = request.data
+                arguments = {**body, **path} if isinstance(body, dict) else body
+            actor, granted = view.caller(request)
+            data = execute(operation, actor=actor, granted=granted, arguments=arguments)
+            return Response({"data": data}, status=status)
+
+        handler.__name__ = method
+        handler.__doc__ = operation.title
+        return extend_schema(**self._openapi(method))(handler)
+
+    def _openapi(self, method: str) -> dict:
+        operation = self.operation
+        schema = operation.input_schema
+        required = [name for name in schema.get("required", ()) if name in self.fields]
+        parameters, request = [], None
+        if method == "get":
+            parameters = [
+                OpenApiParameter(
+                    name,
+                    _PARAMETER_TYPES.get(spec.get("type"), str),
+                    required=name in required,
+                    description=spec.get("description", ""),
+                )
+                for name, spec in self.fields.items()
+            ]
+        elif self.fields:
+            request = {
+                "application/json": {**schema, "properties": self.fields, "required": required}
+            }
+        return {
+            "operation_id": self.operation_id,
+            "summary": operation.title,
+            "description": operation.description,
+            "parameters": parameters,
+            "request": request,
+            "responses": {
+                self.status: envelope(operation.data_schema),
+                **{
+                    code: OpenApiResponse(ERROR, description=_ERROR_STATUSES[code])
+                    for code in self.errors
+                },
+            },
+        }
 
 
 _DRF_ERRORS: dict[type, tuple[str, int]] = {
@@ -126,7 +251,7 @@ def error_response(request, exc: Exception) -> Response | None:
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         exc = BodyTooLarge(
-            f"The request body is over {limit:,} bytes. A note body may be at most 10 KB.",
+            f"The request body is over {limit:,} bytes, the most Kit reads in one request.",
             details={"limit_bytes": limit},
         )
     if isinstance(exc, KitError):
@@ -170,10 +295,6 @@ def error_response(request, exc: Exception) -> Response | None:
 
 
 def _seconds_until(moment: str) -> int:
-    from datetime import datetime
-
-    from django.utils import timezone
-
     when = datetime.fromisoformat(moment.replace("Z", "+00:00"))
     return max(int((when - timezone.now()).total_seconds()) + 1, 1)
 
@@ -202,36 +323,11 @@ class KitOAuth2Scheme(OpenApiAuthenticationExtension):
                     "authorizationUrl": "/o/authorize/",
                     "tokenUrl": "/o/token/",
                     "refreshUrl": "/o/token/",
-                    "scopes": {
-                        "outreach_read": "Read prospect research, relationships and guides",
-                        "outreach_write": "Save and compact prospect research",
-                    },
+                    "scopes": dict(scopes.DESCRIPTIONS),
                 }
             },
         }
 
 
-class WritingGuideApi(KitApiView):
-    """Kit's writing guide for one of the five campaign languages."""
-
-    required_scope = READ
-
-    @extend_schema(
-        operation_id="writing_guide",
-        summary="Get Kit's writing guide for a language (en, de, fr, es, pl)",
-        responses={
-            200: {
-                "type": "object",
-                "properties": {"data": GUIDE_DATA},
-                "required": ["data"],
-            },
-            400: OpenApiResponse(description="Unknown locale (validation_error)"),
-            401: OpenApiResponse(description="unauthenticated"),
-            403: OpenApiResponse(description="insufficient_scope, addon_required, ..."),
-        },
-    )
-    def get(self, request, locale: str):
-        from outreach.access import require_outreach
-
-        require_outreach(self.actor)
-        return Response({"data": writing_guide(locale).as_data()})
+class WritingGuideApi(OperationApi):
+    get = serve(WRITING_GUIDE, operation_id="writing_guide", path=("locale",))

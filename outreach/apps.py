@@ -10,6 +10,7 @@ class OutreachConfig(AppConfig):
     moderator_permissions = ("view_account", "view_member")
 
     def ready(self) -> None:
-        from outreach import mcp_tools
+        from outreach.guides import WRITING_GUIDE
+        from outreach.mcp.registry import registry
 
-        mcp_tools.register()
+        registry.register(WRITING_GUIDE)

@@ -4,8 +4,13 @@ Anyone may register a client (RFC 7591: MCP clients register themselves), so a c
 name is only what it calls itself. Kit therefore
 
 - allows plain ``http`` redirect URIs on loopback only (RFC 8252 native clients), on
-  registration and on every later update (RFC 7592);
-- refuses names reserved for Kit itself (``KIT_RESERVED_CLIENT_NAMES``);
+  registration and on every later update (RFC 7592), and no whitespace or control
+  characters in them (the toolkit stores redirect URIs space-separated, so one URI with a
+  space inside would become two);
+- allows the authorization code and refresh token grants only: a client can get a token
+  only through a member's consent;
+- refuses names reserved for Kit itself (``KIT_RESERVED_CLIENT_NAMES``), look-alikes
+  included (Unicode TR39 confusables, symbols and invisible characters ignored);
 - shows every self-registered client as unverified on the consent page, with the host the
   authorization code will be sent to, until an operator verifies it; changing its name or
   redirect URIs takes the verification away again;
@@ -20,18 +25,44 @@ import unicodedata
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from confusable_homoglyphs.confusables import confusables_data
 from django.conf import settings
 from oauth2_provider.models import get_application_model
 
 from outreach.models import OAuthClientVerification
 
 LOOPBACK_HOSTS = {"127.0.0.1", "::1", "localhost"}
+GRANT_TYPES = ("authorization_code", "refresh_token")
+
+
+def _ascii_lookalike(char: str) -> str | None:
+    for _ in range(3):  # some look-alikes map to another look-alike first
+        if char.isascii():
+            return char
+        glyphs = [g["c"] for g in confusables_data.get(char, ())]
+        ascii_glyph = next((g for g in glyphs if g.isascii() and g.isalnum()), None)
+        if ascii_glyph is not None or not glyphs:
+            return ascii_glyph
+        char = glyphs[0]
+    return None
+
+
+def _latin(char: str) -> str:
+    """The ASCII letter or digit ``char`` is confusable with (TR39 data), or ``char``."""
+    found = _ascii_lookalike(char)
+    if found is None and char.upper() != char:
+        found = _ascii_lookalike(char.upper())
+        found = found.lower() if found else None
+    return found or char
 
 
 def _normalised_name(name: str) -> str:
-    """Case, width (NFKD), accents, spacing and punctuation ignored: ``K-i t`` -> ``ki t``."""
-    folded = unicodedata.normalize("NFKD", name).casefold()
-    letters = "".join(c for c in folded if not unicodedata.combining(c))
+    """A name's skeleton: look-alike letters mapped to Latin, case, width and accents
+    folded, symbols (``™``) and invisible characters dropped, other punctuation a space."""
+    visible = "".join(c for c in name if unicodedata.category(c)[0] not in "SC" or c.isspace())
+    latin = "".join(_latin(c) for c in visible)
+    folded = unicodedata.normalize("NFKD", latin).casefold()
+    letters = "".join(_latin(c) for c in folded if not unicodedata.combining(c))
     return " ".join(re.sub(r"[\W_]+", " ", letters).split())
 
 
@@ -54,9 +85,16 @@ def reserved_name_problem(name: object) -> str | None:
 def redirect_uri_problem(uri: object) -> str | None:
     """Why ``uri`` may not be a redirect URI of a self-registered client, or None."""
     if not isinstance(uri, str):
-        return None  # DOT's own validation names the type problem
-    parts = urlsplit(uri)
-    if parts.scheme == "http" and (parts.hostname or "") not in LOOPBACK_HOSTS:
+        return "redirect URIs must be strings"
+    shown = repr(uri[:200])
+    if any(c.isspace() or unicodedata.category(c) == "Cc" for c in uri):
+        return f"{shown}: a redirect URI may not contain spaces or control characters."
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname or ""
+    except ValueError:
+        return f"{shown} is not a valid URL."
+    if parts.scheme == "http" and host not in LOOPBACK_HOSTS:
         return (
             f"{uri[:200]!r}: http redirect URIs are allowed only on loopback (127.0.0.1, "
             "[::1], localhost); use https."
@@ -71,16 +109,40 @@ class MetadataProblem:
     description: str
 
 
+def _has_nul(value: object) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    return False
+
+
 def client_metadata_problem(metadata: object) -> MetadataProblem | None:
     """The first reason client metadata (RFC 7591) is refused, or None to let DOT check it."""
     if not isinstance(metadata, dict):
         return None
+    if _has_nul(metadata):
+        return MetadataProblem("invalid_client_metadata", "metadata may not contain NUL bytes.")
     uris = metadata.get("redirect_uris")
-    for uri in uris if isinstance(uris, list) else []:
+    if uris is not None and not isinstance(uris, list):
+        return MetadataProblem("invalid_redirect_uri", "redirect_uris must be a list of URLs.")
+    for uri in uris or []:
         problem = redirect_uri_problem(uri)
         if problem:
             return MetadataProblem("invalid_redirect_uri", problem)
-    problem = reserved_name_problem(metadata.get("client_name"))
+    grants = metadata.get("grant_types", ["authorization_code"])
+    if not isinstance(grants, list) or not set(grants) <= set(GRANT_TYPES) or not grants:
+        return MetadataProblem(
+            "invalid_client_metadata",
+            f"grant_types may only be {' and '.join(GRANT_TYPES)}: Kit issues tokens only "
+            "after a member's consent.",
+        )
+    name = metadata.get("client_name", "")
+    if not isinstance(name, str):
+        return MetadataProblem("invalid_client_metadata", "client_name must be a string.")
+    problem = reserved_name_problem(name)
     return MetadataProblem("invalid_client_metadata", problem) if problem else None
 
 

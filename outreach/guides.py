@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from outreach import scopes
 from outreach.errors import ValidationFailed
 from outreach.models import Locale
+from outreach.operations import Operation
 
 GUIDE_DIR = Path(__file__).resolve().parent / "writing_guides"
 LOCALES = tuple(Locale.values)
@@ -61,3 +63,43 @@ def writing_guide(locale: object) -> WritingGuide:
             details={"fields": {"locale": [f"must be one of {', '.join(LOCALES)}"]}},
         )
     return _load(locale.strip().lower())
+
+
+WRITING_GUIDE = Operation(
+    name="outreach_get_writing_guide",
+    title="Get Kit's writing guide for a language",
+    description=(
+        "Read this before drafting any outreach, in the campaign's locale (en, de, fr, es, "
+        "pl). It lists the patterns that make a message read as machine-written, each with "
+        "a bad and a better example, plus length and subject-line rules. Apply it to every "
+        "draft; the version field changes when the guide does."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "locale": {
+                "type": "string",
+                "enum": list(LOCALES),
+                "description": "The campaign's language.",
+            }
+        },
+        "required": ["locale"],
+        "additionalProperties": False,
+    },
+    data_schema={
+        "type": "object",
+        "properties": {
+            "locale": {"type": "string"},
+            "language": {"type": "string"},
+            "version": {"type": "string"},
+            "title": {"type": "string"},
+            "guide": {"type": "string"},
+        },
+        "required": ["locale", "language", "version", "title", "guide"],
+        "additionalProperties": False,
+    },
+    scope=scopes.READ,
+    run=lambda actor, arguments: writing_guide(arguments["locale"]).as_data(),
+    read_only=True,
+    idempotent=True,
+)

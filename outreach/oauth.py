@@ -14,6 +14,8 @@ import json
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cache
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -26,9 +28,13 @@ from oauth2_provider.models import (
     get_grant_model,
     get_refresh_token_model,
 )
-from oauth2_provider.oauth2_validators import OAuth2Validator, validate_resource_as_url_prefix
+from oauth2_provider.oauth2_backends import OAuthLibCore
+from oauth2_provider.oauth2_validators import OAuth2Validator
+from oauthlib.oauth2.rfc6749 import errors
 
+from outreach import scopes
 from outreach.access import Actor
+from outreach.clients import GRANT_TYPES
 from outreach.errors import Unauthenticated
 from outreach.models import (
     Account,
@@ -42,7 +48,6 @@ from outreach.sql import run_one
 
 logger = logging.getLogger(__name__)
 
-SCOPES = ("outreach_read", "outreach_write")
 MCP_PATH = "/mcp"
 API_PATH = "/api/"
 
@@ -51,12 +56,59 @@ def _code_hash(code: str) -> str:
     return hashlib.sha256(code.encode("utf-8")).hexdigest()
 
 
+def kit_resources(base_url: str) -> set[str]:
+    """The resource indicators (RFC 8707) Kit issues tokens for: the MCP server and the API."""
+    return {f"{base_url}{path}".rstrip("/") for path in (MCP_PATH, API_PATH)}
+
+
+class KitOAuthLibCore(OAuthLibCore):
+    """Hands oauthlib the request's absolute URI, so the validator knows Kit's origin."""
+
+    def _get_escaped_full_path(self, request):
+        return request.build_absolute_uri(super()._get_escaped_full_path(request))
+
+
+def origin_of(absolute_uri: str) -> str:
+    """Kit's public origin: ``KIT_PUBLIC_URL``, else the origin of ``absolute_uri``."""
+    if settings.KIT_PUBLIC_URL:
+        return settings.KIT_PUBLIC_URL.rstrip("/")
+    parts = urlsplit(absolute_uri or "")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 class KitOAuth2Validator(OAuth2Validator):
+    def validate_grant_type(self, client_id, grant_type, client, request, *args, **kwargs):
+        # Tokens only ever come from a member's consent (and its refreshes).
+        if grant_type not in GRANT_TYPES:
+            return False
+        return super().validate_grant_type(client_id, grant_type, client, request, *args, **kwargs)
+
+    def _validate_resource_uris(self, request, resources):
+        super()._validate_resource_uris(request, resources)
+        allowed = kit_resources(origin_of(request.uri))
+        for resource in resources:
+            if resource.rstrip("/") not in allowed:
+                raise errors.CustomOAuth2Error(
+                    error="invalid_target",
+                    description=f"Kit issues tokens only for {' and '.join(sorted(allowed))}.",
+                    request=request,
+                )
+
     def validate_code(self, client_id, code, client, request, *args, **kwargs):
         valid = super().validate_code(client_id, code, client, request, *args, **kwargs)
         if not valid and not get_grant_model().objects.filter(code=code).exists():
             _revoke_tokens_of_replayed_code(code)
         return valid
+
+    def invalidate_authorization_code(self, client_id, code, request, *args, **kwargs):
+        # Two exchanges of one code at the same moment both pass validate_code; the one
+        # that finds the code already consumed here revokes every token of the code,
+        # the other exchange's included.
+        try:
+            super().invalidate_authorization_code(client_id, code, request, *args, **kwargs)
+        except errors.InvalidGrantError:
+            _revoke_tokens_of_replayed_code(code)
+            raise
 
     def _create_authorization_code(self, request, code, expires=None):
         grant = super()._create_authorization_code(request, code, expires)
@@ -130,10 +182,7 @@ def prune_redeemed_codes(*, older_than: timedelta = timedelta(days=1)) -> int:
 
 def public_base_url(request: HttpRequest) -> str:
     """The origin clients reach Kit at (``KIT_PUBLIC_URL`` wins over the request)."""
-    configured = getattr(settings, "KIT_PUBLIC_URL", "")
-    if configured:
-        return configured.rstrip("/")
-    return request.build_absolute_uri("/").rstrip("/")
+    return origin_of(request.build_absolute_uri("/"))
 
 
 def resource_metadata_url(request: HttpRequest, path: str = MCP_PATH) -> str:
@@ -154,7 +203,7 @@ def bearer_challenge(
         parts.insert(0, f'error="{error}"')
     if description:
         parts.append(f'error_description="{description}"')
-    parts.append(f'scope="{scope or " ".join(SCOPES)}"')
+    parts.append(f'scope="{scope or " ".join(scopes.ALL)}"')
     return "Bearer " + ", ".join(parts)
 
 
@@ -168,20 +217,26 @@ class BearerGrant:
 
 
 # Token, client, account binding, member and user in one statement: every agent request
-# starts here, so it is one round trip, not five ORM queries.
-_BEARER_SQL = """
+# starts here, so it is one round trip, not five ORM queries. Built once from the models
+# the settings name (swappable user, token and client models included).
+@cache
+def _bearer_sql() -> str:
+    User = get_user_model()
+    token, application = get_access_token_model(), get_application_model()
+    return f"""
 SELECT t.id, t.scope, t.expires, t.resource, t.user_id,
        app.id, app.name,
        acc.id, acc.slug, acc.name, acc.outreach_addon, acc.subscription_status,
-       m.id, m.is_module_admin, u.username, u.email, u.is_active
-  FROM oauth2_provider_accesstoken t
-  LEFT JOIN oauth2_provider_application app ON app.id = t.application_id
-  LEFT JOIN outreach_oauthaccesstokenaccount b ON b.access_token_id = t.id
-  LEFT JOIN outreach_account acc ON acc.id = b.account_id
-  LEFT JOIN outreach_member m ON m.user_id = t.user_id AND m.account_id = b.account_id
-  LEFT JOIN auth_user u ON u.id = t.user_id
+       m.id, m.is_module_admin, u.{User.USERNAME_FIELD}, u.{User.get_email_field_name()},
+       u.is_active
+  FROM {token._meta.db_table} t
+  LEFT JOIN {application._meta.db_table} app ON app.id = t.application_id
+  LEFT JOIN {OAuthAccessTokenAccount._meta.db_table} b ON b.access_token_id = t.id
+  LEFT JOIN {Account._meta.db_table} acc ON acc.id = b.account_id
+  LEFT JOIN {Member._meta.db_table} m ON m.user_id = t.user_id AND m.account_id = b.account_id
+  LEFT JOIN {User._meta.db_table} u ON u.id = t.user_id
  WHERE t.token_checksum = %s
-"""
+"""  # noqa: S608  (names from the models, the checksum is a parameter)
 
 
 def authenticate_bearer(request: HttpRequest, *, resource_path: str) -> BearerGrant:
@@ -203,7 +258,7 @@ def authenticate_bearer(request: HttpRequest, *, resource_path: str) -> BearerGr
             "The Authorization header must be 'Bearer <token>'.",
             details={"reason": "malformed_header"},
         )
-    rows = run_one(_BEARER_SQL, [hashlib.sha256(raw.encode("utf-8")).hexdigest()])
+    rows = run_one(_bearer_sql(), [hashlib.sha256(raw.encode("utf-8")).hexdigest()])
     row = rows[0] if rows else None
     invalid = Unauthenticated(
         "The access token is invalid, expired or not meant for this resource; authorize again.",
@@ -217,7 +272,8 @@ def authenticate_bearer(request: HttpRequest, *, resource_path: str) -> BearerGr
         raise invalid
     target = f"{public_base_url(request)}{resource_path}"
     audiences = json.loads(resource) if isinstance(resource, str) else (resource or [])
-    if not audiences or not validate_resource_as_url_prefix(target, audiences):
+    # Exactly this resource: a token for the whole origin is not one for /mcp or /api/.
+    if target.rstrip("/") not in {str(a).rstrip("/") for a in audiences}:
         raise Unauthenticated(
             f"This access token was not issued for {target}; authorize again for it.",
             details={"reason": "invalid_audience"},
@@ -239,9 +295,10 @@ def authenticate_bearer(request: HttpRequest, *, resource_path: str) -> BearerGr
         ["id", "slug", "name", "outreach_addon", "subscription_status"],
         [account_id, slug, name, addon, subscription],
     )
-    user = get_user_model().from_db(
+    User = get_user_model()
+    user = User.from_db(
         DEFAULT_DB_ALIAS,
-        ["id", "username", "email", "is_active"],
+        ["id", User.USERNAME_FIELD, User.get_email_field_name(), "is_active"],
         [user_id, username, email, active],
     )
     member = Member.from_db(

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 
-from outreach.models import Account, Member
+from outreach.models import (
+    Account,
+    Campaign,
+    Member,
+    Message,
+    Prospect,
+    Reply,
+    Suppression,
+)
 from outreach.sql import run_one
 
 
@@ -45,39 +54,45 @@ class Relationship:
 
 
 # One round trip: recall runs on every agent step, so the relationship is read with a
-# single statement of scalar subqueries, each filtered by the account.
-_RELATIONSHIP_SQL = """
+# single statement of scalar subqueries, each filtered by the account. Built once from the
+# models' tables; statuses and kinds are parameters.
+@cache
+def _relationship_sql() -> str:
+    campaign, prospect = Campaign._meta.db_table, Prospect._meta.db_table
+    message, reply = Message._meta.db_table, Reply._meta.db_table
+    suppression = Suppression._meta.db_table
+    return f"""
 SELECT
   (SELECT coalesce(json_agg(json_build_object(
               'id', c.id, 'name', c.name, 'locale', c.locale, 'status', c.status)
             ORDER BY c.name, c.id), '[]'::json)
-     FROM outreach_campaign c
+     FROM {campaign} c
     WHERE c.account_id = %(account)s
-      AND EXISTS (SELECT 1 FROM outreach_prospect p
+      AND EXISTS (SELECT 1 FROM {prospect} p
                    WHERE p.account_id = %(account)s AND p.campaign_id = c.id
                      AND p.company_domain = %(domain)s)),
   (SELECT count(*)
-     FROM outreach_message m JOIN outreach_prospect p ON p.id = m.prospect_id
+     FROM {message} m JOIN {prospect} p ON p.id = m.prospect_id
     WHERE m.account_id = %(account)s AND p.account_id = %(account)s
-      AND p.company_domain = %(domain)s AND m.status = 'sent'),
+      AND p.company_domain = %(domain)s AND m.status = %(sent)s),
   (SELECT json_build_object(
             'sentiment', r.sentiment, 'received_at', r.received_at,
             'campaign', json_build_object(
                 'id', c.id, 'name', c.name, 'locale', c.locale, 'status', c.status))
-     FROM outreach_reply r
-     JOIN outreach_prospect p ON p.id = r.prospect_id
-     JOIN outreach_campaign c ON c.id = p.campaign_id
+     FROM {reply} r
+     JOIN {prospect} p ON p.id = r.prospect_id
+     JOIN {campaign} c ON c.id = p.campaign_id
     WHERE r.account_id = %(account)s AND p.account_id = %(account)s
       AND p.company_domain = %(domain)s
     ORDER BY r.received_at DESC, r.id DESC
     LIMIT 1),
   (SELECT coalesce(json_agg(json_build_object('kind', s.kind, 'value', s.value)
             ORDER BY s.kind, s.value), '[]'::json)
-     FROM outreach_suppression s
+     FROM {suppression} s
     WHERE s.account_id = %(account)s
-      AND ((s.kind = 'domain' AND (s.value = %(domain)s OR s.value LIKE %(subdomains)s))
-           OR (s.kind = 'address' AND s.value = %(address)s)))
-"""
+      AND ((s.kind = %(domain_kind)s AND (s.value = %(domain)s OR s.value LIKE %(subdomains)s))
+           OR (s.kind = %(address_kind)s AND s.value = %(address)s)))
+"""  # noqa: S608  (names from the models, values are parameters)
 
 
 def _ref(data: dict) -> CampaignRef:
@@ -89,11 +104,14 @@ def _ref(data: dict) -> CampaignRef:
 def relationship_query(*, account: Account, domain: str, address: str | None = None):
     """The relationship statement and its parameters, for callers that batch statements."""
     escaped = domain.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return _RELATIONSHIP_SQL, {
+    return _relationship_sql(), {
         "account": account.pk,
         "domain": domain,
         "subdomains": f"%.{escaped}",
         "address": (address or "").lower(),
+        "sent": Message.Status.SENT,
+        "domain_kind": Suppression.Kind.DOMAIN,
+        "address_kind": Suppression.Kind.ADDRESS,
     }
 
 
@@ -163,8 +181,6 @@ def member_for_user(*, user, account_slug: str) -> Member | None:
 
 def prospect_for_member(*, member: Member, prospect_id: int):
     """A prospect of the member's account, or None (another account's prospect included)."""
-    from outreach.models import Prospect
-
     return (
         Prospect.objects.filter(account=member.account, pk=prospect_id)
         .select_related("campaign")
@@ -173,8 +189,6 @@ def prospect_for_member(*, member: Member, prospect_id: int):
 
 
 def prospects_for_account(*, account: Account):
-    from outreach.models import Prospect
-
     return (
         Prospect.objects.filter(account=account)
         .select_related("campaign")
@@ -183,6 +197,4 @@ def prospects_for_account(*, account: Account):
 
 
 def account_knows_domain(*, account: Account, domain: str) -> bool:
-    from outreach.models import Prospect
-
     return Prospect.objects.filter(account=account, company_domain=domain).exists()

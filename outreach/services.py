@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, set_token_value
 
+from outreach import scopes as scope_names
 from outreach.clients import operator_client
 from outreach.models import (
     Account,
@@ -137,10 +138,10 @@ def access_token_issue(
     The token belongs to the operator-created client named ``client_name``
     (:func:`outreach.clients.operator_client`), never to a self-registered one.
     """
-    unknown = sorted(set(scopes) - {"outreach_read", "outreach_write"})
+    unknown = sorted(set(scopes) - set(scope_names.ALL))
     if unknown or not scopes:
         raise OutreachInputError(
-            f"unknown scope(s) {', '.join(unknown)}; use outreach_read and/or outreach_write"
+            f"unknown scope(s) {', '.join(unknown)}; use {' and/or '.join(scope_names.ALL)}"
             if unknown
             else "give at least one scope"
         )

@@ -26,9 +26,10 @@ from oauth2_provider.views.dynamic_client_registration import (
 
 from outreach.addresses import client_address
 from outreach.clients import client_metadata_problem, client_unverify, consent_client
+from outreach.oauth import kit_resources, public_base_url
+from outreach.pages import SESSION_ACCOUNT_KEY, member_required
 from outreach.ratelimit import registration_allowed
 from outreach.selectors import (
-    member_for_session,
     member_for_user,
     memberships_for_user,
     prospects_for_account,
@@ -46,6 +47,15 @@ class KitAuthorizationView(AuthorizationView):
     template_name = "oauth2_provider/authorize.html"
 
     def dispatch(self, request, *args, **kwargs):
+        allowed = kit_resources(public_base_url(request))
+        wrong = [r for r in request.GET.getlist("resource") if r.rstrip("/") not in allowed]
+        if wrong:
+            error = {
+                "error": "invalid_target",
+                "description": f"Kit issues access only for {' and '.join(sorted(allowed))}, "
+                f"not {wrong[0][:200]}.",
+            }
+            return render(request, self.template_name, {"error": error}, status=400)
         if request.method == "GET" and "approval_prompt" in request.GET:
             # A token without an account is useless here: always show the consent page.
             query = request.GET.copy()
@@ -174,13 +184,11 @@ def signin_locked_out(request, response=None, credentials=None):
     return page
 
 
-@login_required
 @require_GET
+@member_required
 def home(request):
     """The signed-in member's prospects, in the account they act in."""
-    member = member_for_session(user=request.user, account_slug=request.session.get("kit_account"))
-    if member is None:
-        return render(request, "prospect_memory/no_account.html", status=403)
+    member = request.actor.member
     page = Paginator(prospects_for_account(account=member.account), 50).get_page(
         request.GET.get("page")
     )
@@ -193,7 +201,7 @@ def account_switch(request):
     member = member_for_user(user=request.user, account_slug=request.POST.get("account", ""))
     if member is None:
         raise Http404("You have no seat in that account.")
-    request.session["kit_account"] = member.account.slug
+    request.session[SESSION_ACCOUNT_KEY] = member.account.slug
     messages.success(request, f"Now working in {member.account.name}.")
     target = request.POST.get("next") or "/"
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):

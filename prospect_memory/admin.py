@@ -15,10 +15,12 @@ from django.utils.html import format_html, format_html_join
 
 from outreach.access import Actor
 from outreach.errors import KitError
+from prospect_memory.conf import app_settings
 from prospect_memory.markdown import render_markdown
 from prospect_memory.models import AuditEvent, Compaction, Dossier, Note, UsageEvent
-from prospect_memory.selectors import is_stale, stale_cutoff
-from prospect_memory.services import compaction_restore, note_delete
+from prospect_memory.rules import is_stale, stale_cutoff
+from prospect_memory.services.compaction import compaction_restore
+from prospect_memory.services.notes import note_delete
 
 
 class StaleFilter(admin.SimpleListFilter):
@@ -26,7 +28,8 @@ class StaleFilter(admin.SimpleListFilter):
     parameter_name = "fresh"
 
     def lookups(self, request, model_admin):
-        return [("fresh", "Fresh"), ("stale", "Stale (observed over 30 days ago)")]
+        days = app_settings.STALE_AFTER_DAYS
+        return [("fresh", "Fresh"), ("stale", f"Stale (observed over {days} days ago)")]
 
     def queryset(self, request, queryset):
         cutoff = stale_cutoff()

@@ -6,12 +6,12 @@ from django.core.checks import Error, Tags, register
 from django.db import connections
 from django.utils.module_loading import import_string
 
+from prospect_memory.conf import app_settings
+from prospect_memory.core.crypto import KeyConfigurationError, Keyring
+
 
 @register()
 def check_encryption_keys(app_configs, **kwargs):
-    from prospect_memory.conf import app_settings
-    from prospect_memory.crypto import KeyConfigurationError, Keyring
-
     try:
         Keyring.from_strings(app_settings.ENCRYPTION_KEYS)
     except KeyConfigurationError as exc:
@@ -28,8 +28,6 @@ def check_encryption_keys(app_configs, **kwargs):
 
 @register()
 def check_embedding_provider(app_configs, **kwargs):
-    from prospect_memory.conf import app_settings
-
     path = app_settings.EMBEDDING_PROVIDER
     try:
         import_string(path)
@@ -38,7 +36,7 @@ def check_embedding_provider(app_configs, **kwargs):
             Error(
                 f"embedding provider {path!r} cannot be imported: {exc}",
                 hint="Set PROSPECT_MEMORY['EMBEDDING_PROVIDER'] to a provider class path, e.g. "
-                "prospect_memory.embeddings.LocalProvider.",
+                "prospect_memory.core.embeddings.LocalProvider.",
                 id="prospect_memory.E002",
             )
         ]

@@ -9,13 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
 DEFAULTS: dict[str, Any] = {
     # Encryption at rest: URL-safe base64 256-bit keys, newest first.
     "ENCRYPTION_KEYS": [],
     # Embeddings: a dotted path to a provider class and the options it is built with.
-    "EMBEDDING_PROVIDER": "prospect_memory.embeddings.LocalProvider",
+    "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.LocalProvider",
     "EMBEDDING_OPTIONS": {},
     "GEMINI_API_KEY": "",
     # How long a save waits for the provider before storing the note as pending.
@@ -37,6 +38,10 @@ DEFAULTS: dict[str, Any] = {
     "OVERLAP_PAIR_WINDOW": 20,
     "OVERLAP_EXCERPT_CHARS": 300,
     "RECALL_PAYLOAD_MAX_BYTES": 100 * 1024,
+    # Listing notes over the API.
+    "LIST_PAGE_SIZE": 20,
+    "LIST_PAGE_SIZE_MAX": 100,
+    "LIST_PAGE_MAX": 1_000_000,
 }
 
 
@@ -49,8 +54,6 @@ class AppSettings:
             user = getattr(settings, "PROSPECT_MEMORY", {}) or {}
             unknown = sorted(set(user) - set(DEFAULTS))
             if unknown:
-                from django.core.exceptions import ImproperlyConfigured
-
                 raise ImproperlyConfigured(f"unknown PROSPECT_MEMORY setting(s): {unknown}")
             self._merged = {**DEFAULTS, **user}
         return self._merged

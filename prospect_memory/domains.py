@@ -144,8 +144,3 @@ def resolve_domain(value: object) -> ResolvedDomain:
     if address is not None:
         address = f"{address.rpartition('@')[0]}@{ascii_host}"
     return ResolvedDomain(domain=registrable, address=address)
-
-
-def registrable_domain(value: object) -> str:
-    """Just the registrable domain of ``value``."""
-    return resolve_domain(value).domain

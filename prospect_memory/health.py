@@ -14,8 +14,11 @@ from django.db.models.functions import TruncDate
 
 from prospect_memory.conf import app_settings
 from prospect_memory.models import Dossier, Note, UsageEvent
-from prospect_memory.rules import utc_today
-from prospect_memory.selectors import stale_cutoff
+from prospect_memory.rules import (
+    compaction_suggested_dossiers,
+    stale_dossiers,
+    utc_today,
+)
 
 WEB_CLIENT = "Kit web / API session"
 
@@ -54,6 +57,7 @@ class MemoryHealth:
     stale_dossiers: int
     compaction_suggested: list[tuple[str, int]]
     clients: list[ClientUsage]
+    compaction_suggested_above: int
     series: list[Day] = field(default_factory=list)
 
     @staticmethod
@@ -80,7 +84,9 @@ class MemoryHealth:
 def memory_health(*, account, days: int = 30) -> MemoryHealth:
     today = utc_today()
     since = today - timedelta(days=days - 1)
-    events = UsageEvent.objects.filter(account=account, created_at__date__gte=since)
+    events = UsageEvent.objects.filter(
+        account=account, memory=UsageEvent.Memory.PROSPECT, created_at__date__gte=since
+    )
     recall, save = UsageEvent.Kind.RECALL, UsageEvent.Kind.SAVE
     totals = events.aggregate(
         recalls=Count("id", filter=Q(kind=recall)),
@@ -128,12 +134,9 @@ def memory_health(*, account, days: int = 30) -> MemoryHealth:
     dossiers = Dossier.objects.filter(account=account).annotate(
         newest=Max("notes__observed_at", filter=Q(notes__status=Note.Status.ACTIVE))
     )
-    cutoff = stale_cutoff(today)
-    stale = dossiers.filter(Q(newest__isnull=True) | Q(newest__lt=cutoff)).count()
+    stale = dossiers.filter(stale_dossiers("newest", today)).count()
     suggested = list(
-        Dossier.objects.filter(
-            account=account, active_note_count__gt=app_settings.COMPACTION_SUGGESTED_ABOVE
-        )
+        Dossier.objects.filter(compaction_suggested_dossiers(), account=account)
         .order_by("-active_note_count", "domain")
         .values_list("domain", "active_note_count")
     )
@@ -148,6 +151,7 @@ def memory_health(*, account, days: int = 30) -> MemoryHealth:
         stale_dossiers=stale,
         compaction_suggested=suggested,
         clients=clients,
+        compaction_suggested_above=app_settings.COMPACTION_SUGGESTED_ABOVE,
         series=list(by_day.values()),
     )
 

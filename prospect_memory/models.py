@@ -1,9 +1,10 @@
 """Prospect memory: dossiers of research notes per (account, company domain).
 
 Titles and bodies are stored only as ciphertext bound to their account and note
-(``prospect_memory.crypto``). Rules live in ``services`` and ``selectors``; the database
-holds the invariants that must never break (one dossier per account and domain, archived
-notes point at the note that replaced them, a ready embedding has its vector and model).
+(``prospect_memory.core.crypto.SealedField``). Rules live in ``rules``, ``services`` and
+``selectors``; the database holds the invariants that must never break (one dossier per
+account and domain, archived notes point at the note that replaced them, a ready embedding
+has its vector and model).
 """
 
 from __future__ import annotations
@@ -15,22 +16,12 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
-from pgvector.django import VectorField
 
 from outreach.models import Account, Member
-from prospect_memory.crypto import binding, keyring
+from prospect_memory.core.crypto import SealedField
+from prospect_memory.core.models import EmbeddedModel, UsageEvent
 
-NOTE_TABLE = "prospect_memory.note"
-
-
-def note_plaintext(
-    *, account_id: object, note_id: object, field: str, token: bytes | None, ring=None
-) -> str:
-    """Decrypt one field of a note from its stored ciphertext (no model instance needed)."""
-    if not token:
-        return ""
-    context = binding(table=NOTE_TABLE, account_id=account_id, row_id=note_id, field=field)
-    return (ring or keyring()).decrypt(token, context=context)
+__all__ = ["AuditEvent", "Compaction", "DailySaveCount", "Dossier", "Note", "UsageEvent"]
 
 
 class Dossier(models.Model):
@@ -72,17 +63,12 @@ class DailySaveCount(models.Model):
         return f"{self.saves} saves on {self.day}"
 
 
-class Note(models.Model):
+class Note(EmbeddedModel):
     """One finding about a company, with its sources and the date it was true."""
 
     class Status(models.TextChoices):
         ACTIVE = "active", "Active"
         ARCHIVED = "archived", "Archived (superseded by a compaction)"
-
-    class EmbeddingStatus(models.TextChoices):
-        PENDING = "pending", "Pending"
-        READY = "ready", "Ready"
-        FAILED = "failed", "Failed"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="notes")
@@ -108,14 +94,8 @@ class Note(models.Model):
     superseded_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="superseded_notes"
     )
-    embedding = VectorField(null=True, blank=True)
-    embedding_model = models.CharField(max_length=100, blank=True)
-    embedding_status = models.CharField(
-        max_length=8, choices=EmbeddingStatus.choices, default=EmbeddingStatus.PENDING
-    )
-    content_hash = models.CharField(
-        max_length=64, help_text="SHA-256 of the embedding input, to skip needless re-embeds."
-    )
+    title = SealedField()
+    body = SealedField()
 
     class Meta:
         ordering = ["-observed_at", "-created_at"]
@@ -148,31 +128,6 @@ class Note(models.Model):
 
     def __str__(self) -> str:
         return f"note {self.pk}"
-
-    # --- encryption at rest -----------------------------------------------------------
-    def _context(self, field: str) -> bytes:
-        return binding(table=NOTE_TABLE, account_id=self.account_id, row_id=self.pk, field=field)
-
-    def seal(self, *, title: str, body: str) -> None:
-        """Encrypt ``title`` and ``body`` into this note (account and id must be set)."""
-        ring = keyring()
-        self.title_ciphertext = (
-            ring.encrypt(title, context=self._context("title")) if title else None
-        )
-        self.body_ciphertext = ring.encrypt(body, context=self._context("body"))
-        self.body_bytes = len(body.encode("utf-8"))
-
-    @property
-    def title(self) -> str:
-        return note_plaintext(
-            account_id=self.account_id, note_id=self.pk, field="title", token=self.title_ciphertext
-        )
-
-    @property
-    def body(self) -> str:
-        return note_plaintext(
-            account_id=self.account_id, note_id=self.pk, field="body", token=self.body_ciphertext
-        )
 
 
 class Compaction(models.Model):
@@ -251,35 +206,3 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.note_id or self.compaction_id}"
-
-
-class UsageEvent(models.Model):
-    """One agent recall or save, for the memory-health page. No content, no ids of notes."""
-
-    class Kind(models.TextChoices):
-        RECALL = "recall", "Recall"
-        SAVE = "save", "Save"
-
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
-    kind = models.CharField(max_length=8, choices=Kind.choices)
-    domain = models.CharField(max_length=253)
-    oauth_application = models.ForeignKey(
-        settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
-    #: Recall: the dossier was known and fresh, so the agent could reuse it.
-    from_memory = models.BooleanField(default=False)
-    #: Save: the new note had a near duplicate / shared a source with a stored note.
-    near_duplicate = models.BooleanField(default=False)
-    shared_source = models.BooleanField(default=False)
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["-created_at"]
-        indexes = [models.Index(fields=["account", "created_at"], name="usage_account_time")]
-
-    def __str__(self) -> str:
-        return f"{self.kind} {self.domain}"

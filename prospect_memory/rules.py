@@ -1,20 +1,28 @@
-"""The note rules of SPEC section 4: what a title, body, source list and date may be.
+"""The rules of prospect memory (SPEC section 4), each defined once.
 
-Each ``clean_*`` function returns the stored form or raises a :class:`KitError` naming the
-field and what to do. :func:`clean_note_input` checks every field and reports all the
-problems at once, so an agent fixes its call in one round trip.
+- What a title, body, source list and date may be: each ``clean_*`` function returns the
+  stored form or raises a :class:`KitError` naming the field and what to do;
+  :func:`clean_note_input` checks every field and reports all the problems at once, so an
+  agent fixes its call in one round trip.
+- When a note or a dossier is stale, when compaction is suggested, when an agent must stop.
+
+Every number comes from ``prospect_memory.conf``.
 """
 
 from __future__ import annotations
 
-import hashlib
+import uuid
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from urllib.parse import urlsplit, urlunsplit
 
+from django.db.models import Q
 from django.utils import timezone
 
+from outreach.models import Reply
+from outreach.selectors import Relationship
 from prospect_memory.conf import app_settings
+from prospect_memory.core.embeddings import input_text
 from prospect_memory.errors import BodyTooLarge, ValidationFailed
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -172,28 +180,122 @@ def raise_field_errors(errors: list[FieldError]) -> None:
 def clean_note_input(
     *, title: object, body: object, source_urls: object, observed_at: object
 ) -> NoteInput:
+    return NoteInput(
+        **clean_fields(
+            ("body", clean_body, body),
+            ("title", clean_title, title),
+            ("source_urls", clean_source_urls, source_urls),
+            ("observed_at", clean_observed_at, observed_at),
+        )
+    )
+
+
+def clean_note_ids(note_ids: object) -> list[uuid.UUID] | None:
+    """The notes a compaction merges: None for all active notes, else distinct note ids."""
+    if note_ids is None:
+        return None
+    if not isinstance(note_ids, list | tuple):
+        raise FieldError("note_ids", "note_ids must be a list of note ids (or left out)")
+    ids: list[uuid.UUID] = []
+    for index, value in enumerate(note_ids):
+        try:
+            ids.append(uuid.UUID(str(value)) if isinstance(value, str | uuid.UUID) else None)
+        except ValueError:
+            ids.append(None)
+        if ids[-1] is None:
+            raise FieldError(f"note_ids[{index}]", f"note_ids[{index}] is not a note id")
+    if len(set(ids)) != len(ids):
+        raise FieldError("note_ids", "note_ids lists a note more than once")
+    return ids
+
+
+def clean_expected_count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise FieldError(
+            "expected_note_count",
+            "expected_note_count must be the whole number note_count from the recall the "
+            "merge was built on",
+        )
+    return value
+
+
+def clean_fields(*checks: tuple[str, object, object]) -> dict:
+    """Run ``(name, clean, value)`` checks; every problem reported at once, or the values."""
     errors: list[FieldError] = []
     cleaned: dict[str, object] = {}
-    for name, clean, value in (
-        ("body", clean_body, body),
-        ("title", clean_title, title),
-        ("source_urls", clean_source_urls, source_urls),
-        ("observed_at", clean_observed_at, observed_at),
-    ):
+    for name, clean, value in checks:
         try:
             cleaned[name] = clean(value)
         except FieldError as error:
             errors.append(error)
     raise_field_errors(errors)
-    return NoteInput(**cleaned)
+    return cleaned
 
 
 def embedding_input(title: str, body: str) -> str:
-    """Title and body, cut to the first EMBEDDING_INPUT_MAX_BYTES on a character boundary."""
-    text = f"{title}\n\n{body}" if title else body
-    raw = text.encode("utf-8")[: app_settings.EMBEDDING_INPUT_MAX_BYTES]
-    return raw.decode("utf-8", errors="ignore")
+    """A note's embedding input: title and body, cut to EMBEDDING_INPUT_MAX_BYTES."""
+    return input_text(f"{title}\n\n{body}" if title else body)
 
 
-def content_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+# --- freshness, compaction, stop ----------------------------------------------------------
+
+
+def stale_cutoff(today: date | None = None) -> date:
+    """Notes observed before this date are stale (observed more than STALE_AFTER_DAYS ago)."""
+    return (today or utc_today()) - timedelta(days=app_settings.STALE_AFTER_DAYS)
+
+
+def is_stale(observed_at: date, today: date | None = None) -> bool:
+    return observed_at < stale_cutoff(today)
+
+
+def dossier_stale(newest_observed_at: date | None, today: date | None = None) -> bool:
+    """A dossier is stale when its newest note is stale, or it has no notes at all."""
+    return newest_observed_at is None or is_stale(newest_observed_at, today)
+
+
+def stale_dossiers(newest: str, today: date | None = None) -> Q:
+    """:func:`dossier_stale` as a filter on a queryset annotated with ``newest``."""
+    return Q(**{f"{newest}__isnull": True}) | Q(**{f"{newest}__lt": stale_cutoff(today)})
+
+
+def compaction_suggested(note_count: int) -> bool:
+    return note_count > app_settings.COMPACTION_SUGGESTED_ABOVE
+
+
+def compaction_suggested_dossiers() -> Q:
+    """:func:`compaction_suggested` as a filter on dossiers."""
+    return Q(active_note_count__gt=app_settings.COMPACTION_SUGGESTED_ABOVE)
+
+
+#: Replies after which Kit must not write to the company again.
+STOP_SENTIMENTS = (Reply.Sentiment.NEGATIVE, Reply.Sentiment.BOUNCE)
+
+
+@dataclass(frozen=True)
+class StopReason:
+    code: str
+    message: str
+
+
+def stop_reasons(relationship: Relationship, domain: str) -> list[StopReason]:
+    """Why an agent must not contact the company at ``domain``: none, or each reason."""
+    reasons = []
+    if relationship.suppressed:
+        entries = ", ".join(f"{m.kind} {m.value}" for m in relationship.suppression_matches)
+        reasons.append(
+            StopReason(
+                "suppressed",
+                f"{domain} is on this account's suppression list ({entries}); do not contact it.",
+            )
+        )
+    last = relationship.last_reply
+    if last and last.sentiment in STOP_SENTIMENTS:
+        reasons.append(
+            StopReason(
+                f"last_reply_{last.sentiment}",
+                f"The last reply from {domain} ({last.received_at.date().isoformat()}, campaign "
+                f"'{last.campaign.name}') was {last.sentiment}; do not write to it again.",
+            )
+        )
+    return reasons

@@ -1,9 +1,14 @@
-"""JSON Schemas of prospect memory's payloads: MCP input/output schemas and the REST docs.
+"""JSON Schemas of prospect memory's operations: MCP input/output schemas and the REST docs.
 
-One source for both interfaces, so MCP and REST cannot drift apart.
+One source for both interfaces, so MCP and REST cannot drift apart. Limits named in the
+descriptions come from the settings.
 """
 
 from __future__ import annotations
+
+from prospect_memory.conf import app_settings
+
+_BODY_KB = app_settings.BODY_MAX_BYTES // 1024
 
 _STRING = {"type": "string"}
 _NULLABLE_STRING = {"type": ["string", "null"]}
@@ -184,13 +189,18 @@ SAVE_INPUT = _object(
         "domain": DOMAIN_INPUT,
         "body": {
             "type": "string",
-            "description": "One finding in markdown, at most 10 KB. Facts, not opinions.",
+            "description": f"One finding in markdown, at most {_BODY_KB} KB. Facts, not opinions.",
         },
-        "title": {"type": "string", "description": "A one-line summary (cut to 120 characters)."},
+        "title": {
+            "type": "string",
+            "description": "A one-line summary "
+            f"(cut to {app_settings.TITLE_MAX_CHARS} characters).",
+        },
         "source_urls": {
             "type": "array",
             "items": {"type": "string"},
-            "description": "1 to 20 http(s) URLs where the finding can be checked.",
+            "description": f"{app_settings.SOURCE_URLS_MIN} to {app_settings.SOURCE_URLS_MAX} "
+            "http(s) URLs where the finding can be checked.",
         },
         "observed_at": {
             "type": "string",
@@ -208,7 +218,10 @@ COMPACT_INPUT = _object(
             "minimum": 0,
             "description": "note_count from the recall the merge was written from.",
         },
-        "body": {"type": "string", "description": "The merged dossier in markdown, at most 10 KB."},
+        "body": {
+            "type": "string",
+            "description": f"The merged dossier in markdown, at most {_BODY_KB} KB.",
+        },
         "title": {"type": "string"},
         "note_ids": {
             "type": "array",
@@ -217,4 +230,43 @@ COMPACT_INPUT = _object(
         },
     },
     required=["domain", "expected_note_count", "body"],
+)
+
+LIST_INPUT = _object(
+    {
+        "domain": {**DOMAIN_INPUT, "description": "Only this company (email, URL or domain)."},
+        "stale": {"type": "boolean", "description": "true: only stale notes; false: only fresh."},
+        "page": {"type": "integer", "minimum": 1, "maximum": app_settings.LIST_PAGE_MAX},
+        "page_size": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": app_settings.LIST_PAGE_SIZE_MAX,
+            "description": f"1-{app_settings.LIST_PAGE_SIZE_MAX}, "
+            f"default {app_settings.LIST_PAGE_SIZE}.",
+        },
+    },
+    required=[],
+)
+
+NOTES_PAGE = _object(
+    {
+        "count": {"type": "integer"},
+        "page": {"type": "integer"},
+        "pages": {"type": "integer"},
+        "page_size": {"type": "integer"},
+        "notes": {
+            "type": "array",
+            "items": {
+                **NOTE,
+                "properties": {**NOTE["properties"], "domain": _STRING},
+                "required": [*NOTE["required"], "domain"],
+            },
+        },
+    }
+)
+
+NOTE_ID_INPUT = _object({"note_id": {"type": "string", "description": "The note's id."}})
+
+COMPACTION_ID_INPUT = _object(
+    {"compaction_id": {"type": "string", "description": "The compaction's id."}}
 )

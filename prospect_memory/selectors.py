@@ -8,56 +8,89 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
+from functools import cache
 
-from django.db.models import Case, FloatField, When
-from django.utils.functional import cached_property
-from pgvector.django import CosineDistance
+from django.contrib.auth import get_user_model
+from oauth2_provider.models import get_application_model
 
 from outreach.access import Actor, require_outreach
+from outreach.models import Member
 from outreach.renderers import dumps
 from outreach.selectors import Relationship, relationship_from_row, relationship_query
 from outreach.sql import run
 from prospect_memory.conf import app_settings
-from prospect_memory.crypto import keyring
+from prospect_memory.core.budget import embed_within_budget
+from prospect_memory.core.crypto import keyring, unseal
+from prospect_memory.core.embeddings import get_provider
+from prospect_memory.core.models import EmbeddedModel
+from prospect_memory.core.vectors import distance_to
 from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import NotFound
-from prospect_memory.models import Compaction, Note, note_plaintext
-from prospect_memory.rules import utc_today
-
-# Recall is the hot path of every agent run: its notes are read with one hand-written
-# statement (no model instances), filtered by account first, served by note_dossier_active.
-# NoteView.from_row unpacks its columns in this order.
-_RECALL_NOTES_SQL = """
-SELECT n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
-       n.observed_at, n.created_at, u.username, a.name
-  FROM prospect_memory_note n
-  JOIN prospect_memory_dossier d ON d.id = n.dossier_id AND d.account_id = n.account_id
-  LEFT JOIN outreach_member m ON m.id = n.member_id
-  LEFT JOIN auth_user u ON u.id = m.user_id
-  LEFT JOIN oauth2_provider_application a ON a.id = n.oauth_application_id
- WHERE n.account_id = %(account)s AND d.domain = %(domain)s AND n.status = 'active'
- ORDER BY n.observed_at DESC, n.created_at DESC, n.id
-"""
-# Pairs among the window of newest notes, compared only within one model's vectors.
-_RECALL_PAIRS_SQL = """
-WITH recent AS (
-    SELECT n.id, n.embedding, n.embedding_model, n.embedding_status
-      FROM prospect_memory_note n
-      JOIN prospect_memory_dossier d ON d.id = n.dossier_id AND d.account_id = n.account_id
-     WHERE n.account_id = %(account)s AND d.domain = %(domain)s AND n.status = 'active'
-     ORDER BY n.observed_at DESC, n.created_at DESC, n.id
-     LIMIT %(window)s
+from prospect_memory.models import Compaction, Dossier, Note
+from prospect_memory.payloads import note_data
+from prospect_memory.rules import (
+    StopReason,
+    compaction_suggested,
+    dossier_stale,
+    stale_cutoff,
+    stop_reasons,
+    utc_today,
 )
-SELECT a.id::text, b.id::text, a.embedding <=> b.embedding AS distance
-  FROM recent a JOIN recent b ON a.id < b.id
- WHERE a.embedding_status = 'ready' AND b.embedding_status = 'ready'
-   AND a.embedding_model = %(model)s AND b.embedding_model = %(model)s
-   AND a.embedding <=> b.embedding <= %(threshold)s
- ORDER BY distance, a.id, b.id
-"""
 
-# --- access helpers ---------------------------------------------------------------------
+NOTE_TABLE = Note._meta.label_lower  # the binding of a note's sealed fields
+
+
+# --- recall statements ---------------------------------------------------------------------
+# Recall is the hot path of every agent run: its notes and overlap pairs are read with two
+# hand-written statements (no model instances), filtered by account first, served by the
+# note_dossier_active index, built once from the models' tables and prepared per connection.
+
+
+@cache
+def _recall_statements() -> tuple[str, str]:
+    note, dossier = Note._meta.db_table, Dossier._meta.db_table
+    member, user = Member._meta.db_table, get_user_model()._meta.db_table
+    application = get_application_model()._meta.db_table
+    username = get_user_model().USERNAME_FIELD
+    dossier_join = f"JOIN {dossier} d ON d.id = n.dossier_id AND d.account_id = n.account_id"
+    active_in_dossier = (
+        "n.account_id = %(account)s AND d.domain = %(domain)s AND n.status = %(active)s"
+    )
+    newest_first = "n.observed_at DESC, n.created_at DESC, n.id"
+    # NoteView.from_row unpacks these columns in this order.
+    notes = f"""
+    SELECT n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
+           n.observed_at, n.created_at, u.{username}, a.name
+      FROM {note} n
+      {dossier_join}
+      LEFT JOIN {member} m ON m.id = n.member_id
+      LEFT JOIN {user} u ON u.id = m.user_id
+      LEFT JOIN {application} a ON a.id = n.oauth_application_id
+     WHERE {active_in_dossier}
+     ORDER BY {newest_first}
+    """  # noqa: S608  (names from the models, values are parameters)
+    # Pairs among the window of newest notes, compared only within one model's vectors.
+    pairs = f"""
+    WITH recent AS (
+        SELECT n.id, n.embedding, n.embedding_model, n.embedding_status
+          FROM {note} n
+          {dossier_join}
+         WHERE {active_in_dossier}
+         ORDER BY {newest_first}
+         LIMIT %(window)s
+    )
+    SELECT a.id::text, b.id::text, a.embedding <=> b.embedding AS distance
+      FROM recent a JOIN recent b ON a.id < b.id
+     WHERE a.embedding_status = %(ready)s AND b.embedding_status = %(ready)s
+       AND a.embedding_model = %(model)s AND b.embedding_model = %(model)s
+       AND a.embedding <=> b.embedding <= %(threshold)s
+     ORDER BY distance, a.id, b.id
+    """  # noqa: S608
+    return notes, pairs
+
+
+# --- access helpers ------------------------------------------------------------------------
 
 
 def _uuid_or_none(value: object) -> uuid.UUID | None:
@@ -100,7 +133,7 @@ def compaction_for_actor(actor: Actor, compaction_id: object) -> Compaction:
     return compaction
 
 
-def notes_list(*, actor: Actor, domain: str | None = None, stale: bool | None = None):
+def notes_list(*, actor: Actor, domain: object = None, stale: bool | None = None):
     """Active notes of the account, newest observed first, optionally for one domain."""
     require_outreach(actor)
     rows = Note.objects.filter(account=actor.account, status=Note.Status.ACTIVE)
@@ -116,19 +149,47 @@ def notes_list(*, actor: Actor, domain: str | None = None, stale: bool | None = 
     )
 
 
-# --- freshness ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NotesPage:
+    count: int
+    page: int
+    page_size: int
+    notes: list[NoteView]
+
+    @property
+    def pages(self) -> int:
+        return max(-(-self.count // self.page_size), 1)
 
 
-def stale_cutoff(today: date | None = None) -> date:
-    """Notes observed before this date are stale (observed more than STALE_AFTER_DAYS ago)."""
-    return (today or utc_today()) - timedelta(days=app_settings.STALE_AFTER_DAYS)
+def notes_page(
+    *, actor: Actor, domain: object = None, stale: bool | None = None, page: int, page_size: int
+) -> NotesPage:
+    """One page of :func:`notes_list` (a page past the end is empty)."""
+    rows = notes_list(actor=actor, domain=domain, stale=stale)
+    count = rows.count()
+    start = (page - 1) * page_size
+    notes = list(rows[start : start + page_size]) if start < count else []
+    return NotesPage(
+        count=count,
+        page=page,
+        page_size=page_size,
+        notes=[NoteView.of(n, domain=n.dossier.domain) for n in notes],
+    )
 
 
-def is_stale(observed_at: date, today: date | None = None) -> bool:
-    return observed_at < stale_cutoff(today)
+def dossier_note_count(actor: Actor, domain: str) -> int:
+    return (
+        Dossier.objects.filter(account=actor.account, domain=domain)
+        .values_list("active_note_count", flat=True)
+        .first()
+    ) or 0
 
 
-# --- views of notes -----------------------------------------------------------------------
+def dossier_exists(actor: Actor, domain: str) -> bool:
+    return Dossier.objects.filter(account=actor.account, domain=domain).exists()
+
+
+# --- views of notes ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -165,7 +226,7 @@ class NoteView:
             source_urls=list(note.source_urls),
             observed_at=note.observed_at,
             created_at=note.created_at,
-            stale=is_stale(note.observed_at, today),
+            stale=note.observed_at < stale_cutoff(today),
             age_days=(today - note.observed_at).days,
             member=member,
             oauth_client=client,
@@ -179,15 +240,12 @@ class NoteView:
         """
         (note_id, account_id, title_token, body_token, source_urls, observed_at, created_at,
          member, client) = row  # fmt: skip
+        where = {"table": NOTE_TABLE, "account_id": account_id, "row_id": note_id, "ring": ring}
         return cls(
             id=note_id,
             domain=domain,
-            title=note_plaintext(
-                account_id=account_id, note_id=note_id, field="title", token=title_token, ring=ring
-            ),
-            body=note_plaintext(
-                account_id=account_id, note_id=note_id, field="body", token=body_token, ring=ring
-            ),
+            title=unseal(title_token, field="title", **where),
+            body=unseal(body_token, field="body", **where),
             source_urls=source_urls,
             observed_at=observed_at,
             created_at=created_at,
@@ -197,25 +255,8 @@ class NoteView:
             oauth_client=client,
         )
 
-    def as_data(self) -> dict:
-        return dict(self._data)
 
-    @cached_property
-    def _data(self) -> dict:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "body": self.body,
-            "source_urls": self.source_urls,
-            "observed_at": self.observed_at.isoformat(),
-            "stale": self.stale,
-            "age_days": self.age_days,
-            "created_at": self.created_at.isoformat().replace("+00:00", "Z"),
-            "attribution": {"member": self.member, "oauth_client": self.oauth_client},
-        }
-
-
-# --- overlap --------------------------------------------------------------------------------
+# --- recall ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -224,33 +265,12 @@ class OverlapPair:
     distance: float
 
 
-def distance_annotation(vector: list[float] | None, model: str):
-    """Cosine distance to ``vector`` for notes embedded by ``model``; NULL for the rest."""
-    if vector is None:
-        return None
-    return Case(
-        When(
-            embedding_model=model, embedding__isnull=False, then=CosineDistance("embedding", vector)
-        ),
-        default=None,
-        output_field=FloatField(),
-    )
-
-
-# --- recall ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StopReason:
-    code: str
-    message: str
-
-
 @dataclass
 class Recall:
     domain: str
-    address: str | None
     notes: list[NoteView]
+    #: The answer's form of each note in ``notes`` (built once: the payload cap measures it).
+    note_payloads: list[dict]
     note_count: int
     overlap_pairs: list[OverlapPair]
     relationship: Relationship
@@ -266,41 +286,15 @@ class Recall:
 
     @property
     def stale(self) -> bool:
-        return self.newest_observed_at is None or is_stale(self.newest_observed_at)
+        return dossier_stale(self.newest_observed_at)
 
     @property
     def compaction_suggested(self) -> bool:
-        return self.note_count > app_settings.COMPACTION_SUGGESTED_ABOVE
+        return compaction_suggested(self.note_count)
 
     @property
     def should_stop(self) -> bool:
         return bool(self.stop_reasons)
-
-
-def stop_reasons(relationship: Relationship, domain: str) -> list[StopReason]:
-    reasons = []
-    if relationship.suppressed:
-        entries = ", ".join(f"{m.kind} {m.value}" for m in relationship.suppression_matches)
-        reasons.append(
-            StopReason(
-                "suppressed",
-                f"{domain} is on this account's suppression list ({entries}); do not contact it.",
-            )
-        )
-    last = relationship.last_reply
-    if last and last.sentiment in ("negative", "bounce"):
-        reasons.append(
-            StopReason(
-                f"last_reply_{last.sentiment}",
-                f"The last reply from {domain} ({last.received_at.date().isoformat()}, campaign "
-                f"'{last.campaign.name}') was {last.sentiment}; do not write to it again.",
-            )
-        )
-    return reasons
-
-
-def _json_size(value) -> int:
-    return len(dumps(value))
 
 
 def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) -> Recall:
@@ -308,20 +302,21 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
     require_outreach(actor)
     resolved = resolve_domain(domain)
     account = actor.account
-    from prospect_memory.embeddings import get_provider
-
     provider = get_provider()
     relationship_sql, params = relationship_query(
         account=account, domain=resolved.domain, address=resolved.address
     )
     params.update(
+        active=Note.Status.ACTIVE,
+        ready=EmbeddedModel.EmbeddingStatus.READY,
         window=app_settings.OVERLAP_PAIR_WINDOW,
         model=provider.model,
         threshold=provider.overlap_distance,
     )
+    notes_sql, pairs_sql = _recall_statements()
     # One round trip for the three reads of a recall: relationship, notes, overlap pairs.
     relationship_rows, note_rows, pair_rows = run(
-        (relationship_sql, params), (_RECALL_NOTES_SQL, params), (_RECALL_PAIRS_SQL, params)
+        (relationship_sql, params), (notes_sql, params), (pairs_sql, params)
     )
     relationship = relationship_from_row(relationship_rows[0])
     pairs = [OverlapPair((a, b), float(d)) for a, b, d in pair_rows]
@@ -331,92 +326,51 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
         NoteView.from_row(row, domain=resolved.domain, today=today, ring=ring, cutoff=cutoff)
         for row in note_rows
     ]
-
     recall = Recall(
         domain=resolved.domain,
-        address=resolved.address,
         notes=views,
+        note_payloads=[note_data(view) for view in views],
         note_count=len(views),
         overlap_pairs=pairs,
         relationship=relationship,
         newest_observed_at=views[0].observed_at if views else None,
         stop_reasons=stop_reasons(relationship, resolved.domain),
     )
-    _apply_payload_cap(recall, account, query)
+    _apply_payload_cap(recall, actor, query)
     return recall
 
 
-def _apply_payload_cap(recall: Recall, account, query: str | None) -> None:
+def _json_size(value) -> int:
+    return len(dumps(value))
+
+
+def _apply_payload_cap(recall: Recall, actor: Actor, query: str | None) -> None:
     """Above RECALL_PAYLOAD_MAX_BYTES keep the best-ranked notes that fit, newest first."""
     cap = app_settings.RECALL_PAYLOAD_MAX_BYTES
-    if _json_size([v._data for v in recall.notes]) <= cap:
+    if _json_size(recall.note_payloads) <= cap:
         return
-    sizes = {v.id: _json_size(v._data) for v in recall.notes}
+    sizes = {v.id: _json_size(p) for v, p in zip(recall.notes, recall.note_payloads, strict=True)}
     ranked = [v.id for v in recall.notes]  # recency
     if query and query.strip():
-        from prospect_memory.embedding_budget import embed_within_budget
-
         embedded = embed_within_budget(query.strip(), query=True)
         if embedded.vector is not None:
             distances = {
                 str(note_id): distance
-                for note_id, distance in Note.objects.filter(id__in=ranked, account=account)
-                .annotate(distance=distance_annotation(embedded.vector, embedded.model))
+                for note_id, distance in Note.objects.filter(id__in=ranked, account=actor.account)
+                .annotate(distance=distance_to(embedded.vector, embedded.model))
                 .values_list("id", "distance")
             }
             order = {note_id: i for i, note_id in enumerate(ranked)}
             ranked.sort(key=lambda i: (distances.get(i) is None, distances.get(i) or 0.0, order[i]))
             recall.ranking = "query"
-    kept: set[uuid.UUID] = set()
+    kept: set[str] = set()
     budget = cap
     for note_id in ranked:
         if sizes[note_id] <= budget:
             kept.add(note_id)
             budget -= sizes[note_id]
-    recall.omitted_note_ids = [v.id for v in recall.notes if v.id not in kept]
-    recall.notes = [v for v in recall.notes if v.id in kept]
+    pairs = list(zip(recall.notes, recall.note_payloads, strict=True))
+    recall.omitted_note_ids = [v.id for v, _ in pairs if v.id not in kept]
+    recall.notes = [v for v, _ in pairs if v.id in kept]
+    recall.note_payloads = [p for v, p in pairs if v.id in kept]
     recall.truncated = True
-
-
-def recall_data(recall: Recall) -> dict:
-    rel = recall.relationship
-    last = rel.last_reply
-
-    def campaign(c):
-        return {"id": c.id, "name": c.name, "locale": c.locale, "status": c.status}
-
-    return {
-        "domain": recall.domain,
-        "known": recall.known,
-        "stale": recall.stale,
-        "note_count": recall.note_count,
-        "notes": [v.as_data() for v in recall.notes],
-        "overlap_pairs": [
-            {"note_ids": [str(a), str(b)], "distance": round(p.distance, 4)}
-            for p in recall.overlap_pairs
-            for a, b in [p.note_ids]
-        ],
-        "compaction_suggested": recall.compaction_suggested,
-        "truncated": recall.truncated,
-        "omitted_note_ids": list(recall.omitted_note_ids),
-        "ranking": recall.ranking,
-        "should_stop": recall.should_stop,
-        "stop_reasons": [{"code": r.code, "message": r.message} for r in recall.stop_reasons],
-        "relationship": {
-            "campaigns": [campaign(c) for c in rel.campaigns],
-            "messages_sent": rel.messages_sent,
-            "last_reply": (
-                {
-                    "sentiment": last.sentiment,
-                    "received_at": last.received_at.isoformat().replace("+00:00", "Z"),
-                    "campaign": campaign(last.campaign),
-                }
-                if last
-                else None
-            ),
-            "suppressed": rel.suppressed,
-            "suppression_matches": [
-                {"kind": m.kind, "value": m.value} for m in rel.suppression_matches
-            ],
-        },
-    }

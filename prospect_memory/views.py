@@ -7,22 +7,18 @@ answers 404, never 403, so a page never confirms that another account's object e
 
 from __future__ import annotations
 
-from functools import wraps
-
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from outreach.access import Actor
+from outreach.access import Actor, is_module_admin, require_module_admin
 from outreach.errors import KitError
+from outreach.pages import member_required
 from outreach.selectors import (
     account_knows_domain,
-    member_for_session,
     prospect_for_member,
     relationship_for_domain,
 )
@@ -30,29 +26,18 @@ from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import InvalidDomain, NotFound
 from prospect_memory.health import chart, memory_health
 from prospect_memory.markdown import render_markdown
-from prospect_memory.models import Dossier
-from prospect_memory.selectors import NoteView, note_for_actor, notes_list, stop_reasons
-from prospect_memory.services import note_delete
+from prospect_memory.rules import stop_reasons
+from prospect_memory.selectors import (
+    NoteView,
+    dossier_exists,
+    dossier_note_count,
+    note_for_actor,
+    notes_list,
+)
+from prospect_memory.services.notes import note_delete
 
 PREVIEW_NOTES = 3
 PAGE_SIZE = 20
-
-
-def member_required(view):
-    """Signed in, with a seat in an account; ``request.actor`` acts in the chosen one."""
-
-    @login_required
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        member = member_for_session(
-            user=request.user, account_slug=request.session.get("kit_account")
-        )
-        if member is None:
-            return render(request, "prospect_memory/no_account.html", status=403)
-        request.actor = Actor.for_member(member)
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 class _Shown:
@@ -76,16 +61,14 @@ def _shown(rows, domain: str) -> list[_Shown]:
 
 def _company_context(actor: Actor, domain: str, address: str | None = None) -> dict:
     relationship = relationship_for_domain(account=actor.account, domain=domain, address=address)
-    rows = _notes(actor, domain)
-    dossier = Dossier.objects.filter(account=actor.account, domain=domain).first()
-    newest = [*rows[:PREVIEW_NOTES]]
+    newest = [*_notes(actor, domain)[:PREVIEW_NOTES]]
     return {
         "domain": domain,
         "relationship": relationship,
         "stop_reasons": stop_reasons(relationship, domain),
         "notes": _shown(newest, domain),
-        "note_count": dossier.active_note_count if dossier else 0,
-        "can_delete": actor.member.is_module_admin,
+        "note_count": dossier_note_count(actor, domain),
+        "can_delete": is_module_admin(actor),
     }
 
 
@@ -104,9 +87,9 @@ def _domain_or_404(actor: Actor, raw: str) -> str:
         domain = resolve_domain(raw).domain
     except InvalidDomain:
         raise Http404("Not a company domain.") from None
-    known = Dossier.objects.filter(
+    known = dossier_exists(actor, domain) or account_knows_domain(
         account=actor.account, domain=domain
-    ).exists() or account_knows_domain(account=actor.account, domain=domain)
+    )
     if not known:
         raise Http404("This account has nothing on that company.")
     return domain
@@ -137,7 +120,7 @@ def note_list(request, domain: str):
             "page": page,
             "notes": _shown(page.object_list, domain),
             "show": request.GET.get("show", "all"),
-            "can_delete": request.actor.member.is_module_admin,
+            "can_delete": is_module_admin(request.actor),
         },
     )
 
@@ -150,8 +133,7 @@ def note_delete_page(request, note_id):
         note = note_for_actor(actor, note_id)
     except NotFound:
         raise Http404("No such note in this account.") from None
-    if not actor.member.is_module_admin:
-        raise PermissionDenied("Only Outreach module admins may delete research.")
+    require_module_admin(actor)
     domain = note.dossier.domain
     if request.method == "POST":
         try:
@@ -171,8 +153,7 @@ def note_delete_page(request, note_id):
 @require_GET
 @member_required
 def health_page(request):
-    if not request.actor.member.is_module_admin:
-        raise PermissionDenied("Memory health is for Outreach module admins.")
+    require_module_admin(request.actor)
     health = memory_health(account=request.actor.account)
     return render(
         request,

@@ -9,8 +9,9 @@ from django.utils import timezone
 
 from outreach import services as crm
 from outreach.models import Account, Campaign, Member, Prospect
+from prospect_memory.payloads import overlap_data
 from prospect_memory.rules import utc_today
-from prospect_memory.services import note_save
+from prospect_memory.services.notes import note_save
 
 _seq = itertools.count(1)
 
@@ -53,3 +54,8 @@ def save_note(
     kw.setdefault("source_urls", ["https://acme.dev/news/series-b"])
     kw.setdefault("observed_at", utc_today().isoformat())
     return note_save(actor=actor, domain=domain, body=body, **kw)
+
+
+def overlap_of(result) -> dict:
+    """The overlap of a save as the answer shows it."""
+    return overlap_data(result.overlap)

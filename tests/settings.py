@@ -18,7 +18,7 @@ _scratch = Path(tempfile.mkdtemp(prefix="kit-test-"))
 os.environ.setdefault("KIT_DATA_DIR", str(_scratch / "data"))
 
 if not os.environ.get("PROSPECT_MEMORY_ENCRYPTION_KEYS"):
-    from prospect_memory.crypto import generate_key
+    from prospect_memory.core.crypto import generate_key
 
     os.environ["PROSPECT_MEMORY_ENCRYPTION_KEYS"] = generate_key()
 

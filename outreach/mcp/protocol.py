@@ -19,17 +19,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from outreach.access import require_role
-from outreach.errors import InsufficientScope, KitError, ValidationFailed
-from outreach.mcp.registry import WRITE, Tool, ToolCall, registry
-from outreach.ratelimit import write_allowed
+from outreach.errors import InsufficientScope, KitError
+from outreach.mcp.registry import listing, registry
+from outreach.operations import execute
 from outreach.renderers import dumps
 
 logger = logging.getLogger(__name__)
 
 LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
 MODERN_VERSIONS = ("2026-07-28",)
-DEFAULT_LEGACY_VERSION = "2025-03-26"  # what a request without the header speaks
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -78,9 +76,10 @@ class Caller:
     scopes: frozenset[str]
 
 
-def _error(
+def error_reply(
     request_id: Any, code: int, message: str, *, data: Any = None, status: int = 200
 ) -> Reply:
+    """A JSON-RPC error answer."""
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
@@ -88,19 +87,19 @@ def _error(
 
 
 def parse_error(message: str) -> Reply:
-    return _error(None, PARSE_ERROR, message, status=400)
+    return error_reply(None, PARSE_ERROR, message, status=400)
 
 
-def _valid_id(value: Any) -> bool:
+def valid_id(value: Any) -> bool:
     return isinstance(value, str | int) and not isinstance(value, bool)
 
 
 def handle(message: Any, *, headers: Mapping[str, str], caller: Caller) -> Reply:
     """Answer one JSON-RPC message."""
     if isinstance(message, list):
-        return _error(None, INVALID_REQUEST, "JSON-RPC batches are not supported", status=400)
+        return error_reply(None, INVALID_REQUEST, "JSON-RPC batches are not supported", status=400)
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        return _error(
+        return error_reply(
             None,
             INVALID_REQUEST,
             'expected a JSON-RPC 2.0 object with "jsonrpc": "2.0"',
@@ -109,17 +108,17 @@ def handle(message: Any, *, headers: Mapping[str, str], caller: Caller) -> Reply
     if "method" not in message:
         if "id" in message and ("result" in message or "error" in message):
             return Reply(202)  # a response to us; this server never asks, so nothing to do
-        return _error(None, INVALID_REQUEST, "a request needs a method", status=400)
+        return error_reply(None, INVALID_REQUEST, "a request needs a method", status=400)
     method, request_id = message["method"], message.get("id")
-    if "id" in message and not _valid_id(request_id):
-        return _error(None, INVALID_REQUEST, "id must be a string or an integer", status=400)
+    if "id" in message and not valid_id(request_id):
+        return error_reply(None, INVALID_REQUEST, "id must be a string or an integer", status=400)
     if not isinstance(method, str):
-        return _error(request_id, INVALID_REQUEST, "method must be a string", status=400)
+        return error_reply(request_id, INVALID_REQUEST, "method must be a string", status=400)
     params = message.get("params", {})
     if params is None:
         params = {}
     if not isinstance(params, dict):
-        return _error(request_id, INVALID_PARAMS, "params must be an object", status=400)
+        return error_reply(request_id, INVALID_PARAMS, "params must be an object", status=400)
 
     version_header = headers.get("mcp-protocol-version")
     modern = (
@@ -134,7 +133,7 @@ def handle(message: Any, *, headers: Mapping[str, str], caller: Caller) -> Reply
         and version_header is not None
         and (version_header not in LEGACY_VERSIONS)
     ):
-        return _error(
+        return error_reply(
             request_id,
             INVALID_REQUEST,
             f"Unsupported MCP-Protocol-Version {version_header[:40]!r}",
@@ -167,10 +166,10 @@ def _legacy(method: str, request_id: Any, params: dict, caller: Caller) -> Reply
     if method == "ping":
         return ok({})
     if method == "tools/list":
-        return ok({"tools": [tool.listing() for tool in registry.all()]})
+        return ok({"tools": [listing(operation) for operation in registry.all()]})
     if method == "tools/call":
         return _call(request_id, params, caller, ok, modern=False)
-    return _error(request_id, METHOD_NOT_FOUND, f"Method not found: {method[:100]}")
+    return error_reply(request_id, METHOD_NOT_FOUND, f"Method not found: {method[:100]}")
 
 
 # --- modern era --------------------------------------------------------------------------
@@ -180,7 +179,7 @@ def _modern(
     message: dict, method: str, request_id: Any, params: dict, headers: Mapping[str, str], caller
 ) -> Reply:
     def fail(code: int, text: str, data: Any = None) -> Reply:
-        return _error(request_id, code, text, data=data, status=_MODERN_STATUS.get(code, 200))
+        return error_reply(request_id, code, text, data=data, status=_MODERN_STATUS.get(code, 200))
 
     meta = params.get("_meta")
     if not isinstance(meta, dict) or _META_VERSION not in meta or _META_CAPABILITIES not in meta:
@@ -230,7 +229,7 @@ def _modern(
     if method == "tools/list":
         return ok(
             {
-                "tools": [tool.listing() for tool in registry.all()],
+                "tools": [listing(operation) for operation in registry.all()],
                 "resultType": "complete",
                 "ttlMs": 3_600_000,
                 "cacheScope": "public",
@@ -259,39 +258,26 @@ def _call(
     request_id: Any, params: dict, caller: Caller, ok: Callable[[dict], Reply], *, modern: bool
 ) -> Reply:
     name = params.get("name")
-    tool: Tool | None = registry.get(name) if isinstance(name, str) else None
-    if tool is None:
+    operation = registry.get(name) if isinstance(name, str) else None
+    if operation is None:
         shown = name[:100] if isinstance(name, str) else name
         status = _MODERN_STATUS[INVALID_PARAMS] if modern else 200
-        return _error(request_id, INVALID_PARAMS, f"Unknown tool: {shown}", status=status)
-    if tool.scope not in caller.scopes:
-        error = InsufficientScope(
-            f"{tool.name} needs the {tool.scope} scope, which this token lacks. Reconnect and "
-            f"grant {tool.scope}.",
-            details={"required_scope": tool.scope},
-        )
-        reply = _error(request_id, INVALID_REQUEST, error.message, data=error.as_dict(), status=403)
-        return Reply(403, reply.body, missing_scope=tool.scope)
+        return error_reply(request_id, INVALID_PARAMS, f"Unknown tool: {shown}", status=status)
     arguments = params.get("arguments", {})
     if arguments is None:
         arguments = {}
-    problems = tool.argument_errors(arguments)
-    if problems:
-        first_field, first = next(iter(problems.items()))
-        error = ValidationFailed(
-            f"Invalid arguments for {tool.name}: {first_field}: {first[0]}.",
-            details={"fields": problems},
-        )
-        return ok(_result(error.as_dict(), is_error=True, modern=modern))
     try:
-        # A write counts against the budget only once it may be made at all.
-        require_role(caller.actor, tool.role)
-        if tool.scope == WRITE:
-            write_allowed(caller.actor)
-        data = tool.handler(ToolCall(actor=caller.actor, arguments=arguments))
+        data = execute(operation, actor=caller.actor, granted=caller.scopes, arguments=arguments)
+    except InsufficientScope as error:
+        # Not a tool result: the transport answers 403 with a challenge, so the client can
+        # ask for the missing scope.
+        reply = error_reply(
+            request_id, INVALID_REQUEST, error.message, data=error.as_dict(), status=403
+        )
+        return Reply(403, reply.body, missing_scope=operation.scope)
     except KitError as error:
         return ok(_result(error.as_dict(), is_error=True, modern=modern))
     except Exception:
-        logger.exception("MCP tool %s failed", tool.name)
-        return _error(request_id, INTERNAL_ERROR, "Internal error; the call may be retried.")
+        logger.exception("MCP tool %s failed", operation.name)
+        return error_reply(request_id, INTERNAL_ERROR, "Internal error; the call may be retried.")
     return ok(_result({"data": data}, is_error=False, modern=modern))

@@ -28,7 +28,7 @@ def _json(reply: protocol.Reply) -> HttpResponse:
 
 
 def _origin_allowed(request: HttpRequest, origin: str) -> bool:
-    allowed = {public_base_url(request)} | set(getattr(settings, "MCP_ALLOWED_ORIGINS", []))
+    allowed = {public_base_url(request)} | set(settings.MCP_ALLOWED_ORIGINS)
     parts = urlsplit(origin)
     return f"{parts.scheme}://{parts.netloc}" in allowed
 
@@ -38,7 +38,7 @@ def _request_id(raw: bytes):
         message = loads(raw)
     except BadJSON:
         return None
-    if isinstance(message, dict) and protocol._valid_id(message.get("id")):
+    if isinstance(message, dict) and protocol.valid_id(message.get("id")):
         return message["id"]
     return None
 
@@ -55,12 +55,12 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     origin = request.headers.get("Origin")
     if origin and not _origin_allowed(request, origin):
         return _json(
-            protocol._error(None, protocol.INVALID_REQUEST, "Origin not allowed", status=403)
+            protocol.error_reply(None, protocol.INVALID_REQUEST, "Origin not allowed", status=403)
         )
     content_type = request.content_type or ""
     if content_type != "application/json":
         return _json(
-            protocol._error(
+            protocol.error_reply(
                 None,
                 protocol.INVALID_REQUEST,
                 "Content-Type must be application/json",
@@ -70,14 +70,14 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     accept = request.headers.get("Accept", "*/*")
     if not any(kind in accept for kind in ("application/json", "*/*", "application/*")):
         return _json(
-            protocol._error(
+            protocol.error_reply(
                 None, protocol.INVALID_REQUEST, "Accept must allow application/json", status=406
             )
         )
     declared = (request.headers.get("Content-Length") or "0").strip()
     if not (declared.isascii() and declared.isdigit()):
         return _json(
-            protocol._error(
+            protocol.error_reply(
                 None,
                 protocol.INVALID_REQUEST,
                 "Content-Length must be a whole number of bytes",
@@ -87,7 +87,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     length = int(declared)
     if length > MAX_BODY_BYTES:
         return _json(
-            protocol._error(
+            protocol.error_reply(
                 None,
                 protocol.INVALID_REQUEST,
                 f"Request body is {length:,} bytes; the limit is {MAX_BODY_BYTES:,}",
@@ -99,7 +99,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     try:
         grant = authenticate_bearer(request, resource_path=MCP_PATH)
     except Unauthenticated as error:
-        reply = protocol._error(
+        reply = protocol.error_reply(
             _request_id(raw), protocol.INVALID_REQUEST, error.message, data=error.as_dict()
         )
         response = JsonResponse(reply.body, status=401)

@@ -67,8 +67,16 @@ def click_and_load(driver, element):
     from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 
+    from selenium.common.exceptions import WebDriverException
+
     old = driver.find_element(By.TAG_NAME, "html")
-    element.click()
+    try:
+        element.click()
+    except WebDriverException as error:
+        # The click started the navigation before ChromeDriver finished looking at the
+        # element ("does not belong to the document"): the new page is on its way.
+        if "does not belong to the document" not in str(error):
+            raise
     WebDriverWait(driver, 20).until(expected_conditions.staleness_of(old))
     WebDriverWait(driver, 20).until(
         lambda d: d.execute_script("return document.readyState") == "complete"

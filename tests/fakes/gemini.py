@@ -13,7 +13,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from prospect_memory.embeddings import LocalProvider
+from prospect_memory.core.embeddings import LocalProvider
 
 API_KEY = "test-gemini-key"
 

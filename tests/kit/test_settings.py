@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from prospect_memory.crypto import generate_key
+from prospect_memory.core.crypto import generate_key
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from prospect_memory.crypto import Keyring
+from prospect_memory.core.crypto import Keyring
 from prospect_memory.models import Note
 from prospect_memory.selectors import dossier_recall
 

@@ -15,7 +15,8 @@ from prospect_memory.errors import (
 from prospect_memory.models import AuditEvent, Compaction, Dossier, Note
 from prospect_memory.rules import utc_today
 from prospect_memory.selectors import dossier_recall
-from prospect_memory.services import compaction_restore, dossier_compact, note_delete
+from prospect_memory.services.compaction import compaction_restore, dossier_compact
+from prospect_memory.services.notes import note_delete
 from tests.factories import save_note
 
 pytestmark = pytest.mark.django_db

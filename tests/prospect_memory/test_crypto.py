@@ -4,7 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from prospect_memory.crypto import (
+from prospect_memory.core.crypto import (
     DecryptionError,
     KeyConfigurationError,
     Keyring,
@@ -86,7 +86,8 @@ def test_duplicate_key_is_refused():
 def _note(account, domain, title, body):
     dossier, _ = Dossier.objects.get_or_create(account=account, domain=domain)
     note = Note(account=account, dossier=dossier, observed_at="2026-11-01", content_hash="x")
-    note.seal(title=title, body=body)
+    note.title, note.body = title, body
+    note.body_bytes = len(note.body.encode())
     note.save()
     return note
 

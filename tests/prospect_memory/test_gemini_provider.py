@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from prospect_memory.embeddings import (
+from prospect_memory.core.embeddings import (
     GeminiProvider,
     PermanentEmbeddingError,
     RetryableEmbeddingError,

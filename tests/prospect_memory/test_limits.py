@@ -10,7 +10,7 @@ from prospect_memory.errors import DailyLimitReached, DomainNoteLimitReached
 from prospect_memory.models import DailySaveCount, Note
 from prospect_memory.rules import utc_today
 from prospect_memory.selectors import dossier_recall
-from prospect_memory.services import dossier_compact
+from prospect_memory.services.compaction import dossier_compact
 from tests import factories
 from tests.factories import save_note
 

@@ -3,7 +3,7 @@
 import pytest
 
 from prospect_memory.models import Note
-from tests.factories import save_note
+from tests.factories import overlap_of, save_note
 
 pytestmark = pytest.mark.django_db
 
@@ -11,7 +11,7 @@ SERIES_B = "Acme raised a Series B of 40M led by Example Ventures."
 
 
 def test_first_note_has_nothing_to_overlap(actor):
-    overlap = save_note(actor).overlap.as_data()
+    overlap = overlap_of(save_note(actor))
     assert overlap["near_duplicates"] == overlap["overlaps"] == overlap["shared_sources"] == []
     assert (overlap["compared"], overlap["skipped"], overlap["semantic_check"]) == (
         0,
@@ -23,7 +23,7 @@ def test_first_note_has_nothing_to_overlap(actor):
 def test_near_duplicate_comes_back_with_the_full_body(actor):
     first = save_note(actor, body=SERIES_B, source_urls=["https://acme.dev/a"])
     again = save_note(actor, body=SERIES_B + "!", source_urls=["https://news.example/acme"])
-    [dup] = again.overlap.as_data()["near_duplicates"]
+    [dup] = overlap_of(again)["near_duplicates"]
     assert dup["id"] == str(first.note.id)
     assert dup["body"] == SERIES_B
     assert dup["title"] == "Funding"
@@ -48,7 +48,7 @@ def test_overlap_comes_back_with_a_300_character_excerpt(actor):
         "engineers for the data platform.",
         source_urls=["https://acme.dev/b"],
     )
-    data = result.overlap.as_data()
+    data = overlap_of(result)
     assert data["near_duplicates"] == []
     [item] = data["overlaps"]
     assert item["id"] == str(first.note.id)
@@ -59,11 +59,13 @@ def test_overlap_comes_back_with_a_300_character_excerpt(actor):
 
 def test_unrelated_note_is_in_no_bucket(actor):
     save_note(actor, body=SERIES_B)
-    data = save_note(
-        actor,
-        body="Acme runs on Django and PostgreSQL, deployed on AWS.",
-        source_urls=["https://acme.dev/stack"],
-    ).overlap.as_data()
+    data = overlap_of(
+        save_note(
+            actor,
+            body="Acme runs on Django and PostgreSQL, deployed on AWS.",
+            source_urls=["https://acme.dev/stack"],
+        )
+    )
     assert data["near_duplicates"] == data["overlaps"] == data["shared_sources"] == []
     assert data["compared"] == 1
 
@@ -75,7 +77,7 @@ def test_shared_sources_compare_normalised_urls(actor):
         body="Something else entirely about the office move.",
         source_urls=["HTTPS://ACME.DEV:443/news?id=1#para", "http://acme.dev/x"],
     )
-    [shared] = result.overlap.as_data()["shared_sources"]
+    [shared] = overlap_of(result)["shared_sources"]
     assert shared == {
         "note_id": str(first.note.id),
         "urls": ["HTTPS://ACME.DEV:443/news?id=1#para"],  # http vs https differ
@@ -85,7 +87,7 @@ def test_shared_sources_compare_normalised_urls(actor):
 def test_overlap_never_looks_at_another_domain_or_account(actor, other_actor):
     save_note(other_actor, body=SERIES_B)  # same domain, other account
     save_note(actor, domain="other.dev", body=SERIES_B)  # same account, other domain
-    data = save_note(actor, body=SERIES_B).overlap.as_data()
+    data = overlap_of(save_note(actor, body=SERIES_B))
     assert data["near_duplicates"] == data["shared_sources"] == []
     assert data["compared"] == 0
 
@@ -96,7 +98,7 @@ def test_notes_without_embeddings_are_counted_as_skipped(actor):
     Note.objects.filter(body_bytes=len(SERIES_B)).update(
         embedding=None, embedding_status="pending", embedding_model=""
     )
-    data = save_note(actor, body=SERIES_B, source_urls=["https://acme.dev/c"]).overlap.as_data()
+    data = overlap_of(save_note(actor, body=SERIES_B, source_urls=["https://acme.dev/c"]))
     assert data["near_duplicates"] == []  # the twin has no vector yet
     assert (data["compared"], data["skipped"], data["semantic_check"]) == (1, 1, "partial")
     assert "not proof" in data["semantic_check_note"]
@@ -105,6 +107,6 @@ def test_notes_without_embeddings_are_counted_as_skipped(actor):
 def test_vectors_of_another_model_are_not_compared(actor):
     save_note(actor, body=SERIES_B)
     Note.objects.update(embedding_model="some-older-model")
-    data = save_note(actor, body=SERIES_B, source_urls=["https://acme.dev/c"]).overlap.as_data()
+    data = overlap_of(save_note(actor, body=SERIES_B, source_urls=["https://acme.dev/c"]))
     assert data["skipped"] == 1
     assert data["near_duplicates"] == []

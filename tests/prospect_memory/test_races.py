@@ -7,7 +7,7 @@ from django.db import connection
 
 from outreach.errors import KitError
 from prospect_memory.models import DailySaveCount, Note
-from prospect_memory.services import dossier_compact
+from prospect_memory.services.compaction import dossier_compact
 from tests.factories import save_note
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -6,8 +6,9 @@ from datetime import timedelta
 import pytest
 
 from outreach.services import suppression_add
+from prospect_memory.payloads import recall_data
 from prospect_memory.rules import utc_today
-from prospect_memory.selectors import dossier_recall, recall_data
+from prospect_memory.selectors import dossier_recall
 from tests import factories
 from tests.factories import save_note
 
@@ -187,7 +188,7 @@ def test_a_recorded_recall_is_committed_and_unflushed_commit_stays_with_it(actor
     from django.db import connection
 
     from prospect_memory.models import UsageEvent
-    from prospect_memory.services import recall_record
+    from prospect_memory.services.notes import recall_record
 
     save_note(actor, body="fresh fact", observed_at=days_ago(1))
     recall_record(actor=actor, recall=dossier_recall(actor=actor, domain="acme.dev"))
@@ -213,7 +214,8 @@ def test_a_notes_vector_and_ciphertexts_stay_in_its_row(account):
         note = Note(
             account=account, dossier=dossier, observed_at="2026-11-01", content_hash=body[:64]
         )
-        note.seal(title="Hiring", body=body)
+        note.title, note.body = "Hiring", body
+        note.body_bytes = len(note.body.encode())
         note.embedding = [rng.uniform(-1, 1) for _ in range(768)]
         note.save()
         with connection.cursor() as cursor:

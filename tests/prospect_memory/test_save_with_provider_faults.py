@@ -2,9 +2,10 @@
 
 import pytest
 
+from prospect_memory.core import pipeline
 from prospect_memory.models import Note
-from prospect_memory.services import embeddings_backfill, note_embed
-from tests.factories import save_note
+from prospect_memory.note_embeddings import NOTES
+from tests.factories import overlap_of, save_note
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +31,7 @@ def test_note_is_stored_pending_when_the_provider_fails(actor, gemini, fault):
         gemini.mode = fault
     result = save_note(actor, body=SERIES_B)
     assert result.embedding_status == "pending"
-    overlap = result.overlap.as_data()
+    overlap = overlap_of(result)
     assert (overlap["compared"], overlap["skipped"], overlap["semantic_check"]) == (
         0,
         1,
@@ -46,7 +47,7 @@ def test_pending_notes_are_backfilled_when_the_provider_returns(actor, gemini):
     ids = [save_note(actor, body=f"{SERIES_B} v{i}").note.id for i in range(3)]
     assert set(Note.objects.values_list("embedding_status", flat=True)) == {"pending"}
     gemini.mode = "ok"
-    assert embeddings_backfill() == 3
+    assert pipeline.backfill(NOTES) == 3
     assert set(Note.objects.filter(id__in=ids).values_list("embedding_status", flat=True)) == {
         "ready"
     }
@@ -60,8 +61,8 @@ def test_embedding_task_is_idempotent(actor, gemini):
     note_id = save_note(actor).note.id
     gemini.mode = "ok"
     before = len(gemini.requests)
-    assert note_embed(note_id=note_id) == "embedded"
-    assert note_embed(note_id=note_id) == "current"
+    assert pipeline.embed_one(NOTES, note_id) == "embedded"
+    assert pipeline.embed_one(NOTES, note_id) == "current"
     assert len(gemini.requests) == before + 1
     Note.objects.filter(id=note_id).delete()
-    assert note_embed(note_id=note_id) == "gone"
+    assert pipeline.embed_one(NOTES, note_id) == "gone"

@@ -6,7 +6,7 @@ from celery.contrib.testing.worker import start_worker
 from kit.celery import app
 from prospect_memory import tasks
 from prospect_memory.models import Note
-from tests.factories import save_note
+from tests.factories import overlap_of, save_note
 from tests.helpers import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -47,7 +47,7 @@ def test_outage_during_twenty_saves_loses_nothing_and_backfills(actor, gemini, w
 
     again = save_note(actor, body=f"{SERIES_B} Fact 3.", source_urls=["https://news.example/"])
     assert again.overlap.skipped == 0
-    assert str(ids[3]) in [d["id"] for d in again.overlap.as_data()["near_duplicates"]]
+    assert str(ids[3]) in [d["id"] for d in overlap_of(again)["near_duplicates"]]
 
 
 def test_retryable_failure_is_retried_until_it_succeeds(actor, gemini, worker):

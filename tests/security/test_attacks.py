@@ -17,14 +17,14 @@ from django.contrib.auth.models import Group, Permission
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
-from oauth2_provider.models import AccessToken, Application
+from oauth2_provider.models import AccessToken, Application, Grant
 
 from outreach.access import Actor
 from outreach.models import OAuthClientVerification
 from outreach.moderation import MODERATORS, moderators_group_sync
 from outreach.services import access_token_issue
 from prospect_memory.models import Compaction, Note
-from prospect_memory.services import dossier_compact
+from prospect_memory.services.compaction import dossier_compact
 from tests import factories
 from tests.factories import save_note
 from tests.oauth_client import (
@@ -542,3 +542,260 @@ def test_seed_demo_refuses_to_run_without_debug(settings):
     settings.DEBUG = True
     call_command("seed_demo", verbosity=0, stdout=open("/dev/null", "w"))  # noqa: SIM115
     assert get_user_model().objects.get(username="admin@kit.test").is_superuser
+
+
+# --- Second round: what an attacker found after the first fixes --------------------------------
+
+
+@pytest.mark.parametrize(
+    "uris",
+    [
+        ["https://ok.example/cb http://evil.example/cb"],
+        ["http://127.0.0.1/cb\thttp://evil.example/cb"],
+        ["https://ok.example/cb\nhttp://evil.example/cb"],
+        ["http://[::1/cb"],
+        ["https://ok.example/\x00cb"],
+        "https://ok.example/cb",
+    ],
+)
+def test_registration_refuses_redirect_uris_that_would_be_split_or_cannot_be_read(uris):
+    response = Client().post(
+        "/o/register/",
+        json.dumps(
+            {
+                "client_name": "Smuggler",
+                "redirect_uris": uris,
+                "token_endpoint_auth_method": "none",
+                "grant_types": ["authorization_code"],
+            }
+        ),
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert response.json()["error"] in ("invalid_redirect_uri", "invalid_client_metadata")
+    assert not Application.objects.filter(name="Smuggler").exists()
+
+
+def test_client_update_refuses_a_redirect_uri_with_a_newline():
+    registered = register(Client(), "Tool").json()
+    response = _update(registered, "https://a.example/cb\nhttp://evil.example/cb")
+    assert response.status_code == 400
+    assert Application.objects.get(client_id=registered["client_id"]).redirect_uris == REDIRECT
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Kit\u2122",
+        "K\u0131t",
+        "\u041ait",
+        "\u039ait",
+        "\u041a\u0456t",
+        "\u03bait",
+        "Kit\u00ae",
+        "K\u200bit",
+    ],
+)
+def test_look_alikes_of_a_reserved_name_are_refused(name):
+    response = register(Client(), name, "https://evil.example/cb")
+    assert response.status_code == 400
+    assert "reserved" in response.json()["error_description"]
+
+
+def test_names_that_merely_start_alike_are_fine():
+    assert register(Client(), "Kitchen helper").status_code == 201
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {"client_name": None},
+        {"client_name": "Bot\x00"},
+        {
+            "grant_types": ["client_credentials"],
+            "token_endpoint_auth_method": "client_secret_basic",
+        },
+        {"grant_types": ["authorization_code", "password"]},
+        {"grant_types": "authorization_code"},
+    ],
+)
+def test_registration_refuses_bad_metadata_without_a_500(metadata):
+    body = {
+        "client_name": "Bot",
+        "redirect_uris": [REDIRECT],
+        "token_endpoint_auth_method": "none",
+        "grant_types": ["authorization_code"],
+        **metadata,
+    }
+    response = Client().post("/o/register/", json.dumps(body), content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_client_metadata"
+
+
+def test_no_token_without_a_members_consent(module_admin):
+    """A confidential client made by an operator still cannot use client_credentials."""
+    application = Application.objects.create(
+        name="Ops robot",
+        client_type=Application.CLIENT_CONFIDENTIAL,
+        authorization_grant_type=Application.GRANT_CLIENT_CREDENTIALS,
+        client_secret="s3cret-s3cret-s3cret",
+        hash_client_secret=False,
+    )
+    response = Client().post(
+        "/o/token/",
+        {
+            "grant_type": "client_credentials",
+            "client_id": application.client_id,
+            "client_secret": "s3cret-s3cret-s3cret",
+            "resource": "http://testserver/mcp",
+        },
+    )
+    assert response.status_code in (400, 401)
+    assert not AccessToken.objects.filter(application=application).exists()
+
+
+def test_token_introspection_is_not_offered():
+    assert Client().post("/o/introspect/", {"token": "x"}).status_code == 404
+    metadata = Client().get("/.well-known/oauth-authorization-server").json()
+    assert "introspection_endpoint" not in metadata
+
+
+@pytest.mark.parametrize(
+    "resource", ["http://testserver/", "http://testserver", "http://testserver/api/v1/notes"]
+)
+def test_tokens_are_issued_only_for_kits_two_resources(module_admin, resource):
+    registered = register(Client(), "Agent").json()
+    flow = Authorization(registered["client_id"])
+    page = signed_in(module_admin.user).get(
+        flow.url.replace("resource=", "x=") + "&resource=" + resource
+    )
+    assert page.status_code == 400
+    assert "invalid_target" in page.content.decode()
+
+
+def test_a_token_for_the_whole_origin_is_not_a_token_for_mcp_or_the_api(module_admin):
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from oauth2_provider.models import set_token_value
+
+    from outreach.models import OAuthAccessTokenAccount
+
+    token = AccessToken(
+        user=module_admin.user,
+        scope="outreach_read outreach_write",
+        expires=timezone.now() + timedelta(hours=1),
+        resource=["http://testserver/"],
+    )
+    set_token_value(token, "origin-wide-token-value")
+    token.save()
+    OAuthAccessTokenAccount.objects.create(access_token=token, account=module_admin.account)
+    assert tools_list(Client(), "origin-wide-token-value") == 401
+    api = Client().get(
+        "/api/v1/recall?domain=acme.dev", HTTP_AUTHORIZATION="Bearer origin-wide-token-value"
+    )
+    assert api.status_code == 401
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"client_id": "not-a-client"},
+        {"redirect_uri": "https://elsewhere.example/cb"},
+        {"resource": "http://[::1"},
+    ],
+)
+def test_consent_page_errors_are_pages_not_500s(module_admin, query):
+    registered = register(Client(), "Agent").json()
+    flow = Authorization(registered["client_id"])
+    url = flow.url
+    for key, value in query.items():
+        from urllib.parse import parse_qsl, urlencode
+
+        params = dict(parse_qsl(url.split("?", 1)[1]))
+        params[key] = value
+        url = "/o/authorize/?" + urlencode(params)
+    page = signed_in(module_admin.user).get(url)
+    assert page.status_code in (200, 400)
+    assert "Connect “" not in page.content.decode()
+
+
+def test_consent_for_an_account_the_member_does_not_have_is_refused_on_the_page(
+    member, other_account
+):
+    registered = register(Client(), "Agent").json()
+    flow = Authorization(registered["client_id"])
+    browser = signed_in(member.user)
+    page = browser.get(flow.url)
+    answer = browser.post(
+        flow.url,
+        {**form_fields(page.content.decode()), "allow": "on", "account": other_account.slug},
+    )
+    assert answer.status_code == 200
+    assert "is not one of the available choices" in answer.content.decode()
+    assert not Grant.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "data"),
+    [
+        ("/o/token/", {"grant_type": "authorization_code", "code": "x\x00", "client_id": "a"}),
+        ("/o/token/", {"grant_type": "authorization_code", "code": "x", "client_id": "a\x00"}),
+        ("/o/revoke_token/", {"token": "t", "client_id": "\x00"}),
+        ("/accounts/login/", {"username": "a\x00b", "password": "x"}),
+    ],
+)
+def test_nul_bytes_in_forms_are_a_400(path, data):
+    response = Client().post(path, data)
+    assert response.status_code == 400
+    assert "NUL byte" in response.content.decode()
+
+
+def test_nul_bytes_in_an_api_query_get_the_api_error_shape(client, module_admin):
+    response = client.get(
+        "/api/v1/recall?domain=acme.dev%00",
+        HTTP_AUTHORIZATION=_bearer(module_admin)["HTTP_AUTHORIZATION"],
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "validation_error"
+
+
+@pytest.mark.parametrize("param", ["page_size", "page"])
+def test_unicode_digits_in_paging_are_a_400(client, module_admin, param):
+    response = client.get(
+        f"/api/v1/notes?{param}=%C2%B2",
+        HTTP_AUTHORIZATION=_bearer(module_admin)["HTTP_AUTHORIZATION"],
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "validation_error"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_exchanges_of_one_code_at_once_leave_no_token_alive(module_admin):
+    import threading
+
+    from django.db import connection
+
+    for _ in range(4):
+        registered = register(Client(), "Racer").json()
+        flow = Authorization(registered["client_id"])
+        code = flow.consent(signed_in(module_admin.user), module_admin.account.slug)
+        barrier = threading.Barrier(2)
+        answers = []
+
+        def exchange(flow=flow, code=code, barrier=barrier, answers=answers):
+            try:
+                barrier.wait()
+                answers.append(flow.exchange(Client(), code))
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=exchange) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        statuses = sorted(a.status_code for a in answers)
+        assert statuses == [200, 400], statuses
+        issued = next(a for a in answers if a.status_code == 200).json()
+        assert tools_list(Client(), issued["access_token"]) == 401

@@ -119,7 +119,7 @@ def test_production_settings_secure_cookies_and_redirects(tmp_path):
     import subprocess
     import sys
 
-    from prospect_memory.crypto import generate_key
+    from prospect_memory.core.crypto import generate_key
 
     env = {
         k: v

@@ -238,7 +238,7 @@ def test_there_is_no_form_that_writes_a_note(module_admin, acme):
 
 def test_memory_health(module_admin, account, actor, client):
     from prospect_memory.selectors import dossier_recall
-    from prospect_memory.services import recall_record
+    from prospect_memory.services.notes import recall_record
 
     save_note(actor, body="One finding.")
     save_note(actor, body="One finding!", source_urls=["https://acme.dev/news/series-b"])
@@ -266,7 +266,7 @@ def test_recall_usage_is_recorded_outside_a_transaction(module_admin):
     from outreach.access import Actor
     from prospect_memory.models import UsageEvent
     from prospect_memory.selectors import dossier_recall
-    from prospect_memory.services import recall_record
+    from prospect_memory.services.notes import recall_record
 
     actor = Actor.for_member(module_admin)
     recall_record(actor=actor, recall=dossier_recall(actor=actor, domain="acme.dev"))

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from outreach import scopes
 from outreach.models import Account, Member
 from outreach.services import OutreachInputError, access_token_issue
 
@@ -17,7 +18,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--scope",
             action="append",
-            choices=["outreach_read", "outreach_write"],
+            choices=scopes.ALL,
             help="repeat for several; default: both",
         )
         parser.add_argument("--client", default="Claude Code", help="the OAuth client's name")
@@ -46,7 +47,7 @@ class Command(BaseCommand):
         try:
             token = access_token_issue(
                 member=member,
-                scopes=scope or ["outreach_read", "outreach_write"],
+                scopes=scope or list(scopes.ALL),
                 client_name=client,
                 expires_days=expires_days,
                 base_url=base_url or settings.KIT_PUBLIC_URL or "http://127.0.0.1:8000",

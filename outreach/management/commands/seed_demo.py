@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
+from outreach import scopes
 from outreach.models import Account, Member
 from outreach.services import (
     access_token_issue,
@@ -81,7 +82,7 @@ class Command(BaseCommand):
         base = settings.KIT_PUBLIC_URL or "http://127.0.0.1:8000"
         token = access_token_issue(
             member=owner,
-            scopes=["outreach_read", "outreach_write"],
+            scopes=list(scopes.ALL),
             client_name="Claude Code",
             expires_days=30,
             base_url=base,

@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from prospect_memory.embeddings import EmbeddingError
-from prospect_memory.services import embeddings_backfill
+from prospect_memory.core import pipeline
+from prospect_memory.core.embeddings import EmbeddingError
+from prospect_memory.note_embeddings import NOTES
 
 
 class Command(BaseCommand):
@@ -17,7 +18,7 @@ class Command(BaseCommand):
         if limit < 1:
             raise CommandError("--limit must be at least 1")
         try:
-            stored = embeddings_backfill(limit=limit)
+            stored = pipeline.backfill(NOTES, limit=limit)
         except EmbeddingError as exc:
             raise CommandError(f"the embedding provider failed: {exc}; try again later") from None
         self.stdout.write(f"Embedded {stored} note(s).")

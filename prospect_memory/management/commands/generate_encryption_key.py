@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from prospect_memory.crypto import generate_key
+from prospect_memory.core.crypto import generate_key
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from prospect_memory.crypto import DecryptionError
-from prospect_memory.services import notes_reencrypt
+from prospect_memory.core.crypto import DecryptionError
+from prospect_memory.services.keys import notes_reencrypt
 
 
 class Command(BaseCommand):

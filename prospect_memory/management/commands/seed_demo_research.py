@@ -1,15 +1,17 @@
 """Demo research for the demo account (run after ``seed_demo``; safe to run again)."""
 
+import random
 from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
+from oauth2_provider.models import get_application_model
 
 from outreach.access import Actor
 from outreach.models import Member
-from prospect_memory.models import Note
+from prospect_memory.models import Note, UsageEvent
 from prospect_memory.rules import utc_today
-from prospect_memory.services import note_save
+from prospect_memory.services.notes import note_save
 
 # (domain, days ago, title, body, sources)
 NOTES = [
@@ -99,12 +101,6 @@ class Command(BaseCommand):
 
     def _demo_activity(self, owner) -> None:
         """Recalls and saves of two demo agents over 30 days, so memory health has a story."""
-        import random
-
-        from oauth2_provider.models import get_application_model
-
-        from prospect_memory.models import UsageEvent
-
         Application = get_application_model()
         clients = [
             Application.objects.get_or_create(

@@ -1,4 +1,4 @@
-"""Encryption at rest for note titles and bodies.
+"""Encryption at rest for both memories (note titles and bodies, business memory values).
 
 AES-256-GCM (authenticated) from `cryptography`. Several keys may be configured at once:
 the first encrypts, every one decrypts, so keys rotate without downtime
@@ -6,6 +6,9 @@ the first encrypts, every one decrypts, so keys rotate without downtime
 can be dropped). Each ciphertext is bound through the GCM associated data to the account,
 the row and the field it belongs to, so a ciphertext copied to another row, field or
 account fails to decrypt instead of showing the wrong tenant's text.
+
+A model declares an encrypted attribute with :class:`SealedField`; code that reads rows
+without model instances (the recall hot path) uses :func:`unseal` with the same binding.
 
 Token layout: ``version (1 byte) | key id (4 bytes) | nonce (12 bytes) | ciphertext+tag``.
 The key id is the first four bytes of SHA-256 of the key, so decryption picks the right key
@@ -23,6 +26,8 @@ from functools import lru_cache
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from prospect_memory.conf import app_settings
 
 FORMAT_VERSION = 1
 KEY_BYTES = 32
@@ -126,6 +131,65 @@ def keyring_for(keys: tuple[str, ...]) -> Keyring:
 
 def keyring() -> Keyring:
     """The keyring of the current settings."""
-    from prospect_memory.conf import app_settings
-
     return keyring_for(tuple(app_settings.ENCRYPTION_KEYS))
+
+
+# --- sealed fields ------------------------------------------------------------------------
+
+
+def seal(
+    plaintext: str, *, table: str, account_id: object, row_id: object, field: str, ring=None
+) -> bytes:
+    """Encrypt ``plaintext`` bound to one field of one row of one account."""
+    context = binding(table=table, account_id=account_id, row_id=row_id, field=field)
+    return (ring or keyring()).encrypt(plaintext, context=context)
+
+
+def unseal(
+    token: bytes | None, *, table: str, account_id: object, row_id: object, field: str, ring=None
+) -> str:
+    """Decrypt a stored ciphertext of one field (``""`` for none)."""
+    if not token:
+        return ""
+    context = binding(table=table, account_id=account_id, row_id=row_id, field=field)
+    return (ring or keyring()).decrypt(token, context=context)
+
+
+class SealedField:
+    """A model attribute kept only as ciphertext, in the binary column ``<name>_ciphertext``.
+
+    Reading decrypts and assigning encrypts, bound to the row's ``account_id``, its primary
+    key and the attribute's name (set both before assigning). The binding's table is the
+    model's ``app_label.model_name``. Assigning ``""`` stores NULL when the column allows it.
+    """
+
+    def __init__(self, column: str | None = None) -> None:
+        self._column = column
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.column = self._column or f"{name}_ciphertext"
+
+    def _where(self, instance) -> dict:
+        return {
+            "table": instance._meta.label_lower,
+            "account_id": instance.account_id,
+            "row_id": instance.pk,
+            "field": self.name,
+        }
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        return unseal(getattr(instance, self.column), **self._where(instance))
+
+    def __set__(self, instance, value: str) -> None:
+        if not value and instance._meta.get_field(self.column).null:
+            setattr(instance, self.column, None)
+            return
+        setattr(instance, self.column, seal(value, **self._where(instance)))
+
+    def is_current(self, instance, ring: Keyring | None = None) -> bool:
+        """True when the stored ciphertext is under the newest key (or there is none)."""
+        token = getattr(instance, self.column)
+        return not token or (ring or keyring()).is_current(token)

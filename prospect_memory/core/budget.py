@@ -1,8 +1,8 @@
 """Calling the embedding provider from a request, within a time budget.
 
-A save must answer quickly and must never lose a note to a slow or failing provider, so the
-provider gets ``EMBED_TIME_BUDGET_SECONDS``; past that the note is stored with a pending
-embedding and a Celery task finishes the work.
+A write must answer quickly and must never lose a row to a slow or failing provider, so the
+provider gets ``EMBED_TIME_BUDGET_SECONDS``; past that the row is stored with a pending
+embedding and the pipeline (``prospect_memory.core.pipeline``) finishes the work.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
 from prospect_memory.conf import app_settings
-from prospect_memory.embeddings import EmbeddingError, EmbeddingProvider, get_provider
+from prospect_memory.core.embeddings import EmbeddingError, EmbeddingProvider, get_provider
 
 logger = logging.getLogger(__name__)
 

@@ -1,10 +1,11 @@
-"""Embedding providers: turn a note's title and body into a vector for overlap and ranking.
+"""Embedding providers: turn text into unit vectors for overlap, ranking and search.
 
 The provider is named by dotted path in ``PROSPECT_MEMORY["EMBEDDING_PROVIDER"]`` and built
-with ``PROSPECT_MEMORY["EMBEDDING_OPTIONS"]``. Each provider carries its own overlap
+with ``PROSPECT_MEMORY["EMBEDDING_OPTIONS"]``. Each provider carries its own distance
 thresholds, since distances mean different things for different models.
 
-The provider sees title and body text only: never ids, emails or account names.
+A provider sees the text to embed only (a note's title and body, an entry's key and value,
+a query): never ids, emails or account names.
 """
 
 from __future__ import annotations
@@ -19,17 +20,15 @@ from functools import lru_cache
 
 from django.utils.module_loading import import_string
 
+from prospect_memory.conf import app_settings
+
 
 class EmbeddingError(Exception):
     """The provider could not embed the texts."""
 
-    retryable = False
-
 
 class RetryableEmbeddingError(EmbeddingError):
     """Worth trying again later: rate limits, timeouts, 5xx, connection failures."""
-
-    retryable = True
 
 
 class PermanentEmbeddingError(EmbeddingError):
@@ -65,6 +64,12 @@ class EmbeddingProvider(ABC):
     def embed_query(self, text: str, *, timeout: float | None = None) -> list[float]:
         """A vector for a recall query, comparable with document vectors."""
         return self.embed_documents([text], timeout=timeout)[0]
+
+
+def input_text(text: str) -> str:
+    """``text`` cut to its first EMBEDDING_INPUT_MAX_BYTES on a character boundary."""
+    raw = text.encode("utf-8")[: app_settings.EMBEDDING_INPUT_MAX_BYTES]
+    return raw.decode("utf-8", errors="ignore")
 
 
 def normalise(vector: list[float]) -> list[float]:
@@ -157,8 +162,6 @@ class GeminiProvider(EmbeddingProvider):
         super().__init__(
             near_duplicate_distance=near_duplicate_distance, overlap_distance=overlap_distance
         )
-        from prospect_memory.conf import app_settings
-
         if not 128 <= dimensions <= 3072:
             raise ValueError("Gemini output dimensionality must be between 128 and 3072")
         self.api_key = api_key or app_settings.GEMINI_API_KEY
@@ -172,6 +175,7 @@ class GeminiProvider(EmbeddingProvider):
         if self._client is None:
             if not self.api_key:
                 raise PermanentEmbeddingError("GEMINI_API_KEY is not configured")
+            # The SDK is imported only by deployments that use Gemini (it is slow to load).
             from google import genai
             from google.genai import types
 
@@ -269,8 +273,6 @@ def _build(path: str, options: tuple) -> EmbeddingProvider:
 
 def get_provider() -> EmbeddingProvider:
     """The configured provider (built once per configuration)."""
-    from prospect_memory.conf import app_settings
-
     return _build(
         app_settings.EMBEDDING_PROVIDER, tuple(sorted(app_settings.EMBEDDING_OPTIONS.items()))
     )

@@ -1,0 +1,114 @@
+"""An operation of Kit's agent surface, declared once and served by two thin adapters.
+
+An :class:`Operation` names what an agent or API client can do: its name, input and
+output JSON Schemas, the scope and role it needs, and the function that runs it. The MCP
+adapter (``outreach.mcp``) serves operations as tools; the REST adapter (``outreach.api``)
+serves them as endpoints. Both hand every call to :func:`execute`, so the order of checks,
+the validation messages and the write budget live here and nowhere else:
+
+1. the token's scope (a missing one is a challenge to authorize again),
+2. the arguments against the input schema (every problem at once, by field),
+3. the account and role (Outreach add-on, active subscription, module admin),
+4. the write budget (writes only, and only once 1-3 passed),
+5. the operation itself, whose service applies the product's rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from outreach import scopes
+from outreach.access import MEMBER, MODULE_ADMIN, Actor, require_role
+from outreach.errors import InsufficientScope, ValidationFailed
+from outreach.ratelimit import write_allowed
+
+#: Longest schema message quoted back to a caller.
+_MESSAGE_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str
+    #: One line, for tool pickers and the REST docs' summary.
+    title: str
+    #: What it does and how to use it, written for the agent that calls it.
+    description: str
+    input_schema: dict[str, Any]
+    #: Schema of the answer's ``data``.
+    data_schema: dict[str, Any]
+    scope: str
+    run: Callable[[Actor, dict[str, Any]], dict[str, Any]]
+    #: ``MEMBER`` or ``MODULE_ADMIN``, or a function of the arguments that says which.
+    role: str | Callable[[dict[str, Any]], str] = MEMBER
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    _validator: Draft202012Validator = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.scope not in scopes.ALL:
+            raise ValueError(f"operation {self.name}: unknown scope {self.scope!r}")
+        if not callable(self.role) and self.role not in (MEMBER, MODULE_ADMIN):
+            raise ValueError(f"operation {self.name}: unknown role {self.role!r}")
+        Draft202012Validator.check_schema(self.input_schema)
+        object.__setattr__(self, "_validator", Draft202012Validator(self.input_schema))
+
+    @property
+    def writes(self) -> bool:
+        return self.scope == scopes.WRITE
+
+    def role_for(self, arguments: dict[str, Any]) -> str:
+        return self.role(arguments) if callable(self.role) else self.role
+
+    def argument_errors(self, arguments: Any) -> dict[str, list[str]]:
+        """Schema problems of ``arguments``, by field (``"(arguments)"`` for the whole)."""
+        if not isinstance(arguments, dict):
+            return {"(arguments)": ["the arguments must be a JSON object"]}
+        allowed = sorted(self.input_schema.get("properties", {}))
+        problems: dict[str, list[str]] = {}
+        for error in sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path)):
+            where = ".".join(str(p) for p in error.path) or "(arguments)"
+            if error.validator == "additionalProperties":
+                unknown = sorted(set(arguments) - set(allowed))
+                message = f"unknown argument(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}"
+            elif error.validator == "required":
+                message = error.message.replace("'", "", 2)
+            elif error.validator == "enum":
+                shown = repr(error.instance)[:40]
+                message = f"{shown} is not one of {', '.join(map(str, error.validator_value))}"
+            else:
+                message = error.message
+            if len(message) > _MESSAGE_CHARS:
+                message = message[:_MESSAGE_CHARS] + "…"
+            problems.setdefault(where, []).append(message)
+        return problems
+
+
+def execute(
+    operation: Operation, *, actor: Actor, granted: Collection[str], arguments: Any
+) -> dict[str, Any]:
+    """Run ``operation`` for ``actor`` with ``arguments``; its ``data``, or a KitError.
+
+    ``granted`` are the scopes of the caller's token (every scope for a web session).
+    """
+    if operation.scope not in granted:
+        raise InsufficientScope(
+            f"{operation.name} needs the {operation.scope} scope, which this token lacks. "
+            f"Authorize again and grant {operation.scope}.",
+            details={"required_scope": operation.scope},
+        )
+    problems = operation.argument_errors(arguments)
+    if problems:
+        first_field, first = next(iter(problems.items()))
+        raise ValidationFailed(
+            f"Invalid arguments for {operation.name}: {first_field}: {first[0]}.",
+            details={"fields": problems},
+        )
+    require_role(actor, operation.role_for(arguments))
+    if operation.writes:
+        write_allowed(actor)
+    return operation.run(actor, arguments)

@@ -1,0 +1,54 @@
+"""What every Kit web page shares: the signed-in member acting in one account, and a
+clear page (not a 500) when the account or the member's role does not allow the page."""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+
+from outreach.access import Actor, require_outreach
+from outreach.errors import AddonRequired, NotModuleAdmin, SubscriptionInactive
+from outreach.selectors import member_for_session
+
+SESSION_ACCOUNT_KEY = "kit_account"
+
+_HEADINGS = {
+    AddonRequired: "The Outreach add-on is needed",
+    SubscriptionInactive: "The subscription is not active",
+    NotModuleAdmin: "For Outreach module admins",
+}
+#: Refusals a page answers with a 403 page saying what is missing and who can fix it.
+REFUSALS = tuple(_HEADINGS)
+
+
+def refused(request, error: AddonRequired | SubscriptionInactive | NotModuleAdmin):
+    return render(
+        request,
+        "refused.html",
+        {"heading": _HEADINGS[type(error)], "message": error.message, "code": error.code},
+        status=error.http_status,
+    )
+
+
+def member_required(view):
+    """Signed in, with a seat in an account that has Outreach; ``request.actor`` acts in the
+    account chosen in the switcher. Refusals by the account's rules become a 403 page."""
+
+    @login_required
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        member = member_for_session(
+            user=request.user, account_slug=request.session.get(SESSION_ACCOUNT_KEY)
+        )
+        if member is None:
+            return render(request, "no_account.html", status=403)
+        request.actor = Actor.for_member(member)
+        try:
+            require_outreach(request.actor)
+            return view(request, *args, **kwargs)
+        except REFUSALS as error:
+            return refused(request, error)
+
+    return wrapper

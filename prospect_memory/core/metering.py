@@ -1,0 +1,82 @@
+"""Usage metering: which memory an agent used, with which operation, through which client.
+
+The memory-health page reads these rows. A row is a statistic, not a record anyone relies
+on, so a read is metered without waiting for the WAL flush (``synchronous_commit`` off for
+that one statement's transaction): the read does not pay a disk sync, and a crash can lose
+at most the last few counts. Writes are metered inside their own transaction.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from outreach.access import Actor
+from outreach.sql import run
+from prospect_memory.core.models import UsageEvent
+
+_COLUMNS = (
+    "account",
+    "memory",
+    "kind",
+    "domain",
+    "oauth_application",
+    "from_memory",
+    "near_duplicate",
+    "shared_source",
+)
+
+
+@cache
+def _unflushed_insert() -> str:
+    # One prepared statement: set_config(..., true) turns synchronous commit off for this
+    # statement's own transaction (or the caller's, inside an atomic block) and no further.
+    meta = UsageEvent._meta
+    columns = ", ".join(meta.get_field(name).column for name in (*_COLUMNS, "created_at"))
+    return (
+        f"INSERT INTO {meta.db_table} ({columns}) "  # noqa: S608  (names from the model)
+        "SELECT %(account)s::bigint, %(memory)s::text, %(kind)s::text, %(domain)s::text, "
+        "%(oauth_application)s::bigint, %(from_memory)s::boolean, "
+        "%(near_duplicate)s::boolean, %(shared_source)s::boolean, now() "
+        "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unflushed"
+    )
+
+
+def usage_record(
+    *,
+    actor: Actor,
+    memory: str,
+    kind: str,
+    domain: str = "",
+    from_memory: bool = False,
+    near_duplicate: bool = False,
+    shared_source: bool = False,
+    flush: bool = True,
+) -> None:
+    """Count one use of ``memory`` by ``kind`` of operation, for ``actor``'s account.
+
+    ``flush=False`` (reads) commits without waiting for the disk; see the module docstring.
+    """
+    values = {
+        "memory": memory,
+        "kind": kind,
+        "domain": domain,
+        "from_memory": from_memory,
+        "near_duplicate": near_duplicate,
+        "shared_source": shared_source,
+    }
+    if flush:
+        UsageEvent.objects.create(
+            account=actor.account, oauth_application=actor.oauth_application, **values
+        )
+        return
+    client = actor.oauth_application
+    run(
+        (
+            _unflushed_insert(),
+            {
+                **values,
+                "account": actor.account.pk,
+                "oauth_application": client.pk if client is not None else None,
+            },
+        )
+    )

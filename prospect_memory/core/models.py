@@ -1,0 +1,74 @@
+"""Models both memories share: the embedding columns of a row, and usage events.
+
+They belong to the ``prospect_memory`` app (its migrations create them); they live here so
+that each memory can use them without importing the other's models.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from pgvector.django import VectorField
+
+from outreach.models import Account
+
+
+class EmbeddedModel(models.Model):
+    """A row with an embedding of its text, kept by ``prospect_memory.core.pipeline``."""
+
+    class EmbeddingStatus(models.TextChoices):
+        PENDING = "pending", "Pending"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    embedding = VectorField(null=True, blank=True)
+    embedding_model = models.CharField(max_length=100, blank=True)
+    embedding_status = models.CharField(
+        max_length=8, choices=EmbeddingStatus.choices, default=EmbeddingStatus.PENDING
+    )
+    content_hash = models.CharField(
+        max_length=64, help_text="SHA-256 of the embedding input, to skip needless re-embeds."
+    )
+
+    class Meta:
+        abstract = True
+
+
+class UsageEvent(models.Model):
+    """One agent read or write of a memory, for the memory-health page. No content."""
+
+    class Memory(models.TextChoices):
+        PROSPECT = "prospect", "Prospect memory"
+        BUSINESS = "business", "Business memory"
+
+    class Kind(models.TextChoices):
+        RECALL = "recall", "Recall"
+        SAVE = "save", "Save"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    memory = models.CharField(max_length=8, choices=Memory.choices, default=Memory.PROSPECT)
+    #: The operation: a recall or a save.
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    domain = models.CharField(max_length=253)
+    oauth_application = models.ForeignKey(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    #: Recall: the dossier was known and fresh, so the agent could reuse it.
+    from_memory = models.BooleanField(default=False)
+    #: Save: the new note had a near duplicate / shared a source with a stored note.
+    near_duplicate = models.BooleanField(default=False)
+    shared_source = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        app_label = "prospect_memory"
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["account", "created_at"], name="usage_account_time")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.domain}"

@@ -1,0 +1,140 @@
+"""The embedding pipeline for any model with an embedding (``core.models.EmbeddedModel``).
+
+A memory describes its rows once as an :class:`EmbeddingTarget` (the model, the text of a
+row, the rows a backfill looks at, and the Celery task that embeds one row) and gets:
+
+- :func:`enqueue`: embed a row in the background once the current transaction commits;
+- :func:`embed_one`: what that task does, idempotent (a row already embedded for its text
+  and model is skipped, a row changed or deleted meanwhile is left alone);
+- :func:`embed_rows` and :func:`backfill`: rows in provider batches;
+- :func:`mark_for_reembedding`: after the model changed.
+
+A retryable provider failure propagates (the task retries with backoff); a permanent one
+marks the row failed. This module sends tasks by name and never imports them, so tasks and
+services can both use it without an import circle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from celery import current_app
+from django.db import models, transaction
+
+from prospect_memory.core.embeddings import PermanentEmbeddingError, get_provider
+from prospect_memory.core.models import EmbeddedModel
+
+logger = logging.getLogger(__name__)
+
+# Gemini accepts at most 100 texts per batch request.
+BATCH = 100
+
+READY = EmbeddedModel.EmbeddingStatus.READY
+PENDING = EmbeddedModel.EmbeddingStatus.PENDING
+FAILED = EmbeddedModel.EmbeddingStatus.FAILED
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class EmbeddingTarget:
+    model: type[EmbeddedModel]
+    #: The embedding input of a row (already cut to the input limit).
+    text: Callable[[EmbeddedModel], str]
+    #: The rows a backfill considers (e.g. active notes only).
+    backlog: Callable[[], models.QuerySet]
+    #: Dotted name of the Celery task that embeds one row, given its id as text.
+    task: str
+
+    @property
+    def label(self) -> str:
+        return self.model._meta.verbose_name
+
+
+def enqueue(target: EmbeddingTarget, pk: object) -> None:
+    """Embed row ``pk`` in the background once the current transaction commits.
+
+    Without a broker (the default set-up) tasks would run inline and make the request wait
+    on the provider that has just failed it; the row stays pending for the next backfill.
+    """
+    if current_app.conf.task_always_eager:
+        logger.info("no Celery broker: %s %s stays pending for the backfill", target.label, pk)
+        return
+    transaction.on_commit(lambda: _send(target, pk))
+
+
+def _send(target: EmbeddingTarget, pk: object) -> None:
+    # The row is committed already; if the broker is unreachable the periodic backfill
+    # embeds it later, so the write that queued it still succeeds.
+    try:
+        current_app.send_task(target.task, args=[str(pk)], retry=False)
+    except Exception:
+        logger.warning("could not queue the embedding of %s %s; backfill will", target.label, pk)
+
+
+def _store(target: EmbeddingTarget, pk: object, vector, model: str, text_hash: str) -> int:
+    """Record a computed embedding unless the row changed or went meanwhile."""
+    return target.model._default_manager.filter(pk=pk, content_hash=text_hash).update(
+        embedding=vector, embedding_model=model, embedding_status=READY
+    )
+
+
+def embed_rows(target: EmbeddingTarget, rows: Iterable[EmbeddedModel]) -> int:
+    """Embed ``rows`` in provider batches and store the vectors. Returns how many stored."""
+    provider = get_provider()
+    rows = list(rows)
+    stored = 0
+    for start in range(0, len(rows), BATCH):
+        batch = rows[start : start + BATCH]
+        texts = [target.text(row) for row in batch]
+        vectors = provider.embed_documents(texts)
+        for row, text, vector in zip(batch, texts, vectors, strict=True):
+            stored += _store(target, row.pk, vector, provider.model, content_hash(text))
+    return stored
+
+
+def embed_one(target: EmbeddingTarget, pk: object) -> str:
+    """Embed one row: ``gone``, ``current`` (nothing to do), ``embedded`` or ``failed``."""
+    provider = get_provider()
+    row = target.model._default_manager.filter(pk=pk).first()
+    if row is None:
+        return "gone"
+    if (
+        row.embedding_status == READY
+        and row.embedding_model == provider.model
+        and row.content_hash == content_hash(target.text(row))
+    ):
+        return "current"
+    try:
+        embed_rows(target, [row])
+    except PermanentEmbeddingError as exc:
+        logger.error("embedding %s %s failed for good: %s", target.label, row.pk, exc)
+        target.model._default_manager.filter(pk=row.pk).exclude(embedding_status=READY).update(
+            embedding_status=FAILED
+        )
+        return "failed"
+    return "embedded"
+
+
+def backfill(target: EmbeddingTarget, *, limit: int = 1000) -> int:
+    """Embed backlog rows that are pending or were embedded by another model."""
+    provider = get_provider()
+    rows = list(
+        target.backlog()
+        .exclude(embedding_status=FAILED)
+        .exclude(embedding_status=READY, embedding_model=provider.model)
+        .order_by("created_at")[:limit]
+    )
+    return embed_rows(target, rows) if rows else 0
+
+
+def mark_for_reembedding(rows: models.QuerySet) -> int:
+    """Mark ``rows`` not embedded by the current model pending again."""
+    return rows.exclude(embedding_model=get_provider().model, embedding_status=READY).update(
+        embedding_status=PENDING
+    )

@@ -1,0 +1,31 @@
+"""Notes in the shared embedding pipeline: what a note's vector is made of, which notes a
+backfill looks at, and re-embedding a dossier or an account after a model change."""
+
+from __future__ import annotations
+
+from prospect_memory.core import pipeline
+from prospect_memory.models import Dossier, Note
+from prospect_memory.rules import embedding_input
+
+NOTES = pipeline.EmbeddingTarget(
+    model=Note,
+    text=lambda note: embedding_input(note.title, note.body),
+    backlog=lambda: Note.objects.filter(status=Note.Status.ACTIVE),
+    task="prospect_memory.tasks.embed_note",
+)
+
+
+def dossier_reembed(*, dossier_id: int) -> int:
+    """Re-embed one dossier's notes (archived ones too) with the current model."""
+    dossier = Dossier.objects.filter(pk=dossier_id).first()
+    if dossier is None:
+        return 0
+    rows = Note.objects.filter(account_id=dossier.account_id, dossier=dossier)
+    pipeline.mark_for_reembedding(rows)
+    return pipeline.embed_rows(NOTES, rows.exclude(embedding_status=pipeline.READY))
+
+
+def account_mark_for_reembedding(*, account_id: int) -> list[int]:
+    """Mark an account's notes of another model pending; returns its dossier ids."""
+    pipeline.mark_for_reembedding(Note.objects.filter(account_id=account_id))
+    return list(Dossier.objects.filter(account_id=account_id).values_list("pk", flat=True))

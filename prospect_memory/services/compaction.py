@@ -1,0 +1,245 @@
+"""Merging a dossier's notes into one, and undoing a merge."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from outreach.access import Actor, require_module_admin
+from prospect_memory.conf import app_settings
+from prospect_memory.core.budget import embed_within_budget
+from prospect_memory.core.pipeline import content_hash
+from prospect_memory.domains import resolve_domain
+from prospect_memory.errors import (
+    DomainNoteLimitReached,
+    NoteCountMismatch,
+    NotFound,
+    ValidationFailed,
+)
+from prospect_memory.models import AuditEvent, Compaction, Note
+from prospect_memory.rules import (
+    clean_body,
+    clean_expected_count,
+    clean_fields,
+    clean_note_ids,
+    clean_title,
+    compaction_suggested,
+    embedding_input,
+    normalise_url,
+)
+from prospect_memory.selectors import NoteView, compaction_for_actor
+from prospect_memory.services.dossiers import audit, lock_dossier, new_note, note_view, set_count
+
+
+@dataclass
+class CompactResult:
+    compaction_id: uuid.UUID
+    note: NoteView
+    superseded_note_ids: list[uuid.UUID]
+    note_count: int
+
+    @property
+    def compaction_suggested(self) -> bool:
+        return compaction_suggested(self.note_count)
+
+
+@dataclass
+class RestoreResult:
+    compaction_id: uuid.UUID
+    domain: str
+    restored_note_ids: list[uuid.UUID]
+    removed_note_id: uuid.UUID
+    note_count: int
+
+
+def dossier_compact(
+    *,
+    actor: Actor,
+    domain: object,
+    expected_note_count: object,
+    body: object,
+    title: object = None,
+    note_ids: object = None,
+) -> CompactResult:
+    """Merge notes of a domain into one; the replaced notes are archived, not deleted."""
+    require_module_admin(actor)
+    resolved = resolve_domain(domain).domain
+    cleaned = clean_fields(
+        ("body", clean_body, body),
+        ("title", clean_title, title),
+        ("expected_note_count", clean_expected_count, expected_note_count),
+        ("note_ids", clean_note_ids, note_ids),
+    )
+    expected, wanted_ids = cleaned["expected_note_count"], cleaned["note_ids"]
+    if wanted_ids is not None and len(wanted_ids) < 2:
+        raise ValidationFailed(
+            "A compaction merges at least two notes; list two or more note_ids or leave "
+            "note_ids out to merge every active note.",
+            details={"fields": {"note_ids": ["at least two notes"]}},
+        )
+
+    text = embedding_input(cleaned["title"], cleaned["body"])
+    embedded = embed_within_budget(text)
+
+    with transaction.atomic():
+        dossier = lock_dossier(actor, resolved, create=False)
+        active = (
+            list(
+                Note.objects.filter(
+                    account=actor.account, dossier=dossier, status=Note.Status.ACTIVE
+                ).order_by("observed_at", "created_at")
+            )
+            if dossier
+            else []
+        )
+        if len(active) != expected:
+            raise NoteCountMismatch(
+                f"{resolved} has {len(active)} active notes now, not {expected}: something "
+                "changed since your recall. Nothing was compacted. Recall again, rebuild the "
+                f"merge from the current notes and pass expected_note_count={len(active)}.",
+                details={"domain": resolved, "expected": expected, "current": len(active)},
+            )
+        if wanted_ids is None:
+            replaced = active
+        else:
+            by_id = {n.id: n for n in active}
+            missing = [str(i) for i in wanted_ids if i not in by_id]
+            if missing:
+                raise NotFound(
+                    f"{len(missing)} of note_ids are not active notes of {resolved} in this "
+                    "account. Recall again and use the ids it lists.",
+                    details={"domain": resolved, "note_ids": missing},
+                )
+            replaced = [by_id[i] for i in wanted_ids]
+        if len(replaced) < 2:
+            raise ValidationFailed(
+                f"{resolved} has {len(replaced)} active note(s); there is nothing to merge.",
+                details={"domain": resolved, "note_count": len(replaced)},
+            )
+
+        urls: dict[str, str] = {}
+        for note in sorted(replaced, key=lambda n: (n.observed_at, n.created_at)):
+            for url in note.source_urls:
+                urls.setdefault(normalise_url(url), url)
+        merged = new_note(
+            actor,
+            dossier,
+            title=cleaned["title"],
+            body=cleaned["body"],
+            source_urls=list(urls.values()),
+            observed_at=min(n.observed_at for n in replaced),
+            embedded=embedded,
+            text_hash=content_hash(text),
+        )
+        replaced_ids = [n.id for n in replaced]
+        Note.objects.filter(account=actor.account, id__in=replaced_ids).update(
+            status=Note.Status.ARCHIVED, superseded_by=merged
+        )
+        compaction = Compaction.objects.create(
+            account=actor.account,
+            dossier=dossier,
+            merged_note=merged,
+            replaced_note_ids=replaced_ids,
+            expected_note_count=expected,
+            member=actor.member,
+            oauth_application=actor.oauth_application,
+        )
+        count = len(active) - len(replaced) + 1
+        set_count(dossier, count)
+        audit(
+            actor,
+            AuditEvent.Action.COMPACT,
+            resolved,
+            note_id=merged.id,
+            related_note_ids=replaced_ids,
+            compaction_id=compaction.id,
+        )
+
+    return CompactResult(
+        compaction_id=compaction.id,
+        note=note_view(merged, actor, resolved),
+        superseded_note_ids=replaced_ids,
+        note_count=count,
+    )
+
+
+def compaction_restore(*, actor: Actor, compaction_id: object) -> RestoreResult:
+    """Undo a compaction: the replaced notes come back, the merged note goes."""
+    require_module_admin(actor)
+    compaction = compaction_for_actor(actor, compaction_id)
+    domain = compaction.dossier.domain
+
+    def refuse(reason: str, message: str) -> ValidationFailed:
+        return ValidationFailed(
+            message, details={"compaction_id": str(compaction.id), "reason": reason}
+        )
+
+    with transaction.atomic():
+        dossier = lock_dossier(actor, domain, create=False)
+        compaction = Compaction.objects.select_for_update().get(pk=compaction.pk)
+        if compaction.restored_at is not None:
+            raise refuse("already_restored", "This compaction has already been restored.")
+        merged = (
+            Note.objects.filter(account=actor.account, pk=compaction.merged_note_id).first()
+            if compaction.merged_note_id
+            else None
+        )
+        if merged is None:
+            raise refuse(
+                "merged_note_deleted",
+                "The merged note of this compaction was deleted, and with it the notes it "
+                "replaced; there is nothing to restore.",
+            )
+        if merged.status != Note.Status.ACTIVE:
+            raise refuse(
+                "merged_note_compacted",
+                "The merged note was itself compacted since. Restore the later compaction "
+                "first, then this one.",
+            )
+        archived = list(
+            Note.objects.filter(
+                account=actor.account,
+                id__in=compaction.replaced_note_ids,
+                superseded_by=merged,
+                status=Note.Status.ARCHIVED,
+            )
+        )
+        count = Note.objects.filter(
+            account=actor.account, dossier=dossier, status=Note.Status.ACTIVE
+        ).count()
+        after = count - 1 + len(archived)
+        if after > app_settings.DOMAIN_NOTE_LIMIT:
+            limit = app_settings.DOMAIN_NOTE_LIMIT
+            raise DomainNoteLimitReached(
+                f"Restoring would give {domain} {after} active notes, over the limit of "
+                f"{limit}. Delete or compact {after - limit} other note(s) first.",
+                details={"domain": domain, "note_count": count, "after": after, "limit": limit},
+            )
+        restored_ids = [n.id for n in archived]
+        Note.objects.filter(account=actor.account, id__in=restored_ids).update(
+            status=Note.Status.ACTIVE, superseded_by=None
+        )
+        merged_id = merged.id
+        merged.delete()
+        compaction.restored_at = timezone.now()
+        compaction.restored_by = actor.member
+        compaction.save(update_fields=["restored_at", "restored_by"])
+        set_count(dossier, after)
+        audit(
+            actor,
+            AuditEvent.Action.RESTORE,
+            domain,
+            note_id=merged_id,
+            related_note_ids=restored_ids,
+            compaction_id=compaction.id,
+        )
+    return RestoreResult(
+        compaction_id=compaction.id,
+        domain=domain,
+        restored_note_ids=restored_ids,
+        removed_note_id=merged_id,
+        note_count=after,
+    )

@@ -1,0 +1,91 @@
+"""The steps every write on a domain shares."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date
+
+from django.db import connection
+from django.utils import timezone
+
+from outreach.access import Actor
+from prospect_memory.core import pipeline
+from prospect_memory.core.budget import Embedded
+from prospect_memory.models import AuditEvent, Dossier, Note
+from prospect_memory.note_embeddings import NOTES
+from prospect_memory.selectors import NoteView
+
+
+def lock_dossier(actor: Actor, domain: str, *, create: bool) -> Dossier | None:
+    """Lock (creating it if asked) the dossier row of ``domain`` in the actor's account."""
+    if create:
+        table = Dossier._meta.db_table
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""
+                INSERT INTO {table} (account_id, domain, active_note_count, created_at, updated_at)
+                VALUES (%s, %s, 0, now(), now())
+                ON CONFLICT (account_id, domain) DO NOTHING
+                """,  # noqa: S608  (table name from the model, values are parameters)
+                [actor.account.pk, domain],
+            )
+    return Dossier.objects.select_for_update().filter(account=actor.account, domain=domain).first()
+
+
+def set_count(dossier: Dossier, count: int) -> None:
+    dossier.active_note_count = count
+    dossier.save(update_fields=["active_note_count", "updated_at"])
+
+
+def audit(actor: Actor, action: str, domain: str, **ids) -> None:
+    AuditEvent.objects.create(
+        account=actor.account,
+        action=action,
+        domain=domain,
+        member=actor.member,
+        actor=actor.label,
+        oauth_application=actor.oauth_application,
+        **ids,
+    )
+
+
+def new_note(
+    actor: Actor,
+    dossier: Dossier,
+    *,
+    title: str,
+    body: str,
+    source_urls: list[str],
+    observed_at: date,
+    embedded: Embedded,
+    text_hash: str,
+) -> Note:
+    """Insert an active note; its embedding is queued when the provider gave none in time."""
+    note = Note(
+        id=uuid.uuid4(),
+        account=actor.account,
+        dossier=dossier,
+        source_urls=source_urls,
+        observed_at=observed_at,
+        created_at=timezone.now(),
+        member=actor.member,
+        oauth_application=actor.oauth_application,
+        content_hash=text_hash,
+        embedding_model=embedded.model if embedded.vector is not None else "",
+        embedding=embedded.vector,
+        embedding_status=(pipeline.READY if embedded.vector is not None else pipeline.PENDING),
+    )
+    note.title = title
+    note.body = body
+    note.body_bytes = len(body.encode("utf-8"))
+    note.save(force_insert=True)
+    if embedded.vector is None:
+        pipeline.enqueue(NOTES, note.id)
+    return note
+
+
+def note_view(note: Note, actor: Actor, domain: str) -> NoteView:
+    """The view of a note the actor has just written (attribution from the actor, no query)."""
+    note.member = actor.member
+    note.oauth_application = actor.oauth_application
+    return NoteView.of(note, domain=domain)

@@ -1,0 +1,282 @@
+"""Saving and deleting notes, and counting agent recalls."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from outreach.access import Actor, require_module_admin
+from outreach.sql import take_slot
+from prospect_memory.conf import app_settings
+from prospect_memory.core import metering
+from prospect_memory.core.budget import Embedded, embed_within_budget
+from prospect_memory.core.models import UsageEvent
+from prospect_memory.core.pipeline import content_hash
+from prospect_memory.core.vectors import distance_to
+from prospect_memory.domains import resolve_domain
+from prospect_memory.errors import DailyLimitReached, DomainNoteLimitReached
+from prospect_memory.models import AuditEvent, DailySaveCount, Dossier, Note
+from prospect_memory.rules import (
+    clean_note_input,
+    compaction_suggested,
+    embedding_input,
+    normalise_url,
+    utc_today,
+)
+from prospect_memory.selectors import NoteView, Recall, note_for_actor
+from prospect_memory.services.dossiers import audit, lock_dossier, new_note, note_view, set_count
+
+
+@dataclass
+class Overlap:
+    near_duplicates: list[dict] = field(default_factory=list)
+    overlaps: list[dict] = field(default_factory=list)
+    shared_sources: list[dict] = field(default_factory=list)
+    compared: int = 0
+    skipped: int = 0
+    #: Why the semantic check was partial, in words an agent can act on.
+    problem: str = ""
+
+
+@dataclass
+class SaveResult:
+    note: NoteView
+    note_count: int
+    overlap: Overlap
+    embedding_status: str
+
+    @property
+    def compaction_suggested(self) -> bool:
+        return compaction_suggested(self.note_count)
+
+
+@dataclass
+class DeleteResult:
+    note_id: uuid.UUID
+    domain: str
+    also_deleted_note_ids: list[uuid.UUID]
+    note_count: int
+
+
+# --- limits ----------------------------------------------------------------------------------
+
+
+def _next_utc_midnight(today: date) -> datetime:
+    return datetime.combine(today + timedelta(days=1), time.min, tzinfo=UTC)
+
+
+def _daily_limit_error(actor: Actor, today: date) -> DailyLimitReached:
+    limit = app_settings.DAILY_SAVE_LIMIT
+    opens = _next_utc_midnight(today)
+    wait = opens - timezone.now()
+    hours, minutes = divmod(max(int(wait.total_seconds()) // 60, 0), 60)
+    resets_at = opens.isoformat().replace("+00:00", "Z")
+    return DailyLimitReached(
+        f"Account '{actor.account.slug}' has saved {limit} notes today (UTC), the daily "
+        f"limit. Saving opens again at {resets_at} (in {hours} h {minutes} min); until then, "
+        "recall and reuse what is stored.",
+        details={"limit": limit, "resets_at": resets_at},
+    )
+
+
+def domain_limit_error(domain: str, count: int) -> DomainNoteLimitReached:
+    limit = app_settings.DOMAIN_NOTE_LIMIT
+    return DomainNoteLimitReached(
+        f"{domain} has {count} active notes, the most one domain may hold ({limit}). Compact "
+        f"the dossier (outreach_compact_prospect_context with expected_note_count={count}) "
+        "or delete outdated notes, then save again.",
+        details={"domain": domain, "note_count": count, "limit": limit},
+    )
+
+
+def _saves_today(actor: Actor, today: date) -> int:
+    row = DailySaveCount.objects.filter(account=actor.account, day=today).values("saves").first()
+    return row["saves"] if row else 0
+
+
+# --- save ------------------------------------------------------------------------------------
+
+
+def _overlap(
+    actor: Actor, dossier: Dossier, new_urls: list[str], embedded: Embedded
+) -> tuple[Overlap, int]:
+    """Overlap of a new note with the dossier's active notes; also returns their count."""
+    provider = embedded.provider
+    rows = Note.objects.filter(
+        account=actor.account, dossier=dossier, status=Note.Status.ACTIVE
+    ).only(
+        "id",
+        "account_id",
+        "title_ciphertext",
+        "body_ciphertext",
+        "source_urls",
+        "observed_at",
+        "created_at",
+    )
+    if embedded.vector is not None:
+        rows = rows.annotate(distance=distance_to(embedded.vector, embedded.model))
+    rows = list(rows.order_by("-observed_at", "-created_at"))
+    result = Overlap(problem=embedded.problem)
+    wanted = {normalise_url(u): u for u in new_urls}
+    excerpt = app_settings.OVERLAP_EXCERPT_CHARS
+    for row in rows:
+        shared = [wanted[k] for k in (normalise_url(u) for u in row.source_urls) if k in wanted]
+        if shared:
+            result.shared_sources.append({"note_id": str(row.id), "urls": sorted(set(shared))})
+        distance = getattr(row, "distance", None)
+        if distance is None:
+            result.skipped += 1
+            continue
+        result.compared += 1
+        if distance <= provider.near_duplicate_distance:
+            result.near_duplicates.append(
+                {
+                    "id": str(row.id),
+                    "title": row.title,
+                    "body": row.body,
+                    "distance": round(distance, 4),
+                    "source_urls": list(row.source_urls),
+                    "observed_at": row.observed_at.isoformat(),
+                }
+            )
+        elif distance <= provider.overlap_distance:
+            body = row.body
+            result.overlaps.append(
+                {
+                    "id": str(row.id),
+                    "title": row.title,
+                    "distance": round(distance, 4),
+                    "excerpt": body[:excerpt] + ("…" if len(body) > excerpt else ""),
+                }
+            )
+    result.near_duplicates.sort(key=lambda d: d["distance"])
+    result.overlaps.sort(key=lambda d: d["distance"])
+    return result, len(rows)
+
+
+def note_save(
+    *,
+    actor: Actor,
+    domain: object,
+    body: object,
+    title: object = None,
+    source_urls: object = None,
+    observed_at: object = None,
+) -> SaveResult:
+    """Store one finding about the company at ``domain``."""
+    require_module_admin(actor)
+    resolved = resolve_domain(domain).domain
+    note_input = clean_note_input(
+        title=title, body=body, source_urls=source_urls, observed_at=observed_at
+    )
+    today = utc_today()
+
+    # Refuse early, before paying for an embedding, when a limit is already reached; the
+    # authoritative checks run again under the locks below.
+    if _saves_today(actor, today) >= app_settings.DAILY_SAVE_LIMIT:
+        raise _daily_limit_error(actor, today)
+    current = (
+        Dossier.objects.filter(account=actor.account, domain=resolved)
+        .values_list("active_note_count", flat=True)
+        .first()
+    )
+    if current is not None and current >= app_settings.DOMAIN_NOTE_LIMIT:
+        raise domain_limit_error(resolved, current)
+
+    text = embedding_input(note_input.title, note_input.body)
+    embedded = embed_within_budget(text)
+
+    with transaction.atomic():
+        # One of today's saves, taken atomically, or none left.
+        taken = take_slot(
+            DailySaveCount,
+            key={"account": actor.account.pk, "day": today},
+            counter="saves",
+            limit=app_settings.DAILY_SAVE_LIMIT,
+        )
+        if taken is None:
+            raise _daily_limit_error(actor, today)
+        dossier = lock_dossier(actor, resolved, create=True)
+        overlap, count = _overlap(actor, dossier, note_input.source_urls, embedded)
+        if count >= app_settings.DOMAIN_NOTE_LIMIT:
+            raise domain_limit_error(resolved, count)
+        if embedded.vector is None:
+            overlap.skipped = count
+            overlap.compared = 0
+        note = new_note(
+            actor,
+            dossier,
+            title=note_input.title,
+            body=note_input.body,
+            source_urls=note_input.source_urls,
+            observed_at=note_input.observed_at,
+            embedded=embedded,
+            text_hash=content_hash(text),
+        )
+        set_count(dossier, count + 1)
+        audit(actor, AuditEvent.Action.SAVE, resolved, note_id=note.id)
+        metering.usage_record(
+            actor=actor,
+            memory=UsageEvent.Memory.PROSPECT,
+            kind=UsageEvent.Kind.SAVE,
+            domain=resolved,
+            near_duplicate=bool(overlap.near_duplicates),
+            shared_source=bool(overlap.shared_sources),
+        )
+
+    return SaveResult(
+        note=note_view(note, actor, resolved),
+        note_count=count + 1,
+        overlap=overlap,
+        embedding_status=note.embedding_status,
+    )
+
+
+# --- delete ----------------------------------------------------------------------------------
+
+
+def note_delete(*, actor: Actor, note_id: object) -> DeleteResult:
+    """Remove a note from the dossier and every future recall, keeping an audit event.
+
+    Deleting a merged note deletes the notes it replaced too: the finding is gone for good.
+    """
+    require_module_admin(actor)
+    note = note_for_actor(actor, note_id)
+    domain = note.dossier.domain
+    with transaction.atomic():
+        dossier = lock_dossier(actor, domain, create=False)
+        note = note_for_actor(actor, note_id, lock=True)
+        superseded = list(
+            Note.objects.filter(account=actor.account, superseded_by=note).values_list(
+                "id", flat=True
+            )
+        )
+        note_pk = note.pk
+        note.delete()
+        count = Note.objects.filter(
+            account=actor.account, dossier=dossier, status=Note.Status.ACTIVE
+        ).count()
+        set_count(dossier, count)
+        audit(actor, AuditEvent.Action.DELETE, domain, note_id=note_pk, related_note_ids=superseded)
+    return DeleteResult(
+        note_id=note_pk, domain=domain, also_deleted_note_ids=superseded, note_count=count
+    )
+
+
+# --- recall metering -------------------------------------------------------------------------
+
+
+def recall_record(*, actor: Actor, recall: Recall) -> None:
+    """Count an agent's recall for memory health; a fresh dossier means reused from memory."""
+    metering.usage_record(
+        actor=actor,
+        memory=UsageEvent.Memory.PROSPECT,
+        kind=UsageEvent.Kind.RECALL,
+        domain=recall.domain,
+        from_memory=recall.known and not recall.stale,
+        flush=False,
+    )
