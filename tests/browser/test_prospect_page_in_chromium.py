@@ -63,11 +63,10 @@ def chromium():
 
 def click_and_load(driver, element):
     """Click something that loads a new page, and wait until the new page is there."""
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
-
-    from selenium.common.exceptions import WebDriverException
 
     old = driver.find_element(By.TAG_NAME, "html")
     try:
