@@ -196,7 +196,9 @@ CONTENT_SECURITY_POLICY = {
 AXES_FAILURE_LIMIT = env.int("KIT_SIGNIN_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = env.float("KIT_SIGNIN_COOLOFF_MINUTES", default=15.0) / 60
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_RESET_ON_SUCCESS = True
+# A success does not clear failures: resetting would clear every failure from the address,
+# whichever name they targeted, so a user could sign in between guesses at someone else.
+AXES_RESET_ON_SUCCESS = False
 AXES_LOCKOUT_CALLABLE = "outreach.views.signin_locked_out"
 AXES_CLIENT_IP_CALLABLE = "outreach.addresses.signin_address"
 AXES_USERNAME_CALLABLE = "outreach.addresses.signin_username"
@@ -295,8 +297,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_connect_timeout": 2,
 }
 CELERY_BEAT_SCHEDULE = {
-    "outreach-prune-rate-windows": {
-        "task": "outreach.tasks.prune_rate_windows",
+    "outreach-prune-expired-limits": {
+        "task": "outreach.tasks.prune_expired_limits",
         "schedule": 3600.0,
     },
     "prospect-memory-backfill-embeddings": {

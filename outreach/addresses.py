@@ -6,6 +6,7 @@ registration limit), so a proxy in front of Kit is configured once (``KIT_PROXY_
 
 from __future__ import annotations
 
+import ipaddress
 import unicodedata
 
 from django.conf import settings
@@ -32,9 +33,24 @@ def client_address(request: HttpRequest) -> str:
     return remote[:64]
 
 
+def address_bucket(address: str) -> str:
+    """What per-address limits count: an IPv4 address, or the /64 network of an IPv6 one
+    (a single host is usually given a whole /64, so counting its addresses would not limit
+    it at all)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if ip.version == 4:
+        return str(ip)
+    if ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ipaddress.ip_network(f"{ip}/64", strict=False).network_address)
+
+
 def signin_address(request: HttpRequest) -> str | None:
     """The address django-axes counts failed sign-ins against (None when unknown)."""
-    return client_address(request) or None
+    return address_bucket(client_address(request)) or None
 
 
 def signin_username(request: HttpRequest, credentials: dict | None = None) -> str:

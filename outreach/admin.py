@@ -1,5 +1,6 @@
 from django.contrib import admin, messages
 from django.db.models import Q
+from oauth2_provider.forms import ApplicationForm
 from oauth2_provider.models import (
     get_access_token_admin_class,
     get_access_token_model,
@@ -9,7 +10,13 @@ from oauth2_provider.models import (
     get_refresh_token_model,
 )
 
-from outreach.clients import client_unverify, client_verify, is_self_registered
+from outreach.clients import (
+    client_unverify,
+    client_verify,
+    is_self_registered,
+    redirect_uri_problem,
+    reserved_name_problem,
+)
 from outreach.models import Account, Campaign, Member, Message, Prospect, Reply, Suppression
 
 
@@ -99,11 +106,35 @@ class VerifiedFilter(admin.SimpleListFilter):
 admin.site.unregister(Application)
 
 
+class KitApplicationForm(ApplicationForm):
+    """The toolkit's application form, holding self-registered clients to the rules they
+    registered under (loopback-only http redirects, no reserved names)."""
+
+    def clean(self):
+        data = super().clean()
+        if self.instance.pk and is_self_registered(self.instance):
+            for uri in (data.get("redirect_uris") or "").split():
+                problem = redirect_uri_problem(uri)
+                if problem:
+                    self.add_error("redirect_uris", problem)
+            problem = reserved_name_problem(data.get("name"))
+            if problem:
+                self.add_error("name", problem)
+        return data
+
+
 @admin.register(Application)
 class KitApplicationAdmin(get_application_admin_class()):
+    form = KitApplicationForm
     list_display = [*get_application_admin_class().list_display, "verified"]
     list_filter = [*get_application_admin_class().list_filter, VerifiedFilter]
+    list_select_related = ["user", "kit_verification"]
     actions = ["verify_clients", "unverify_clients"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and {"name", "redirect_uris"} & set(form.changed_data):
+            client_unverify(application=obj)
 
     @admin.display(boolean=True)
     def verified(self, application):

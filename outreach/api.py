@@ -39,9 +39,8 @@ from outreach.errors import (
 )
 from outreach.guides import WRITING_GUIDE
 from outreach.oauth import API_PATH, BearerGrant, authenticate_bearer, bearer_challenge
-from outreach.operations import Operation, execute
-from outreach.pages import SESSION_ACCOUNT_KEY
-from outreach.selectors import member_for_session
+from outreach.operations import Operation, execute, require_scope
+from outreach.selectors import member_for_request
 
 
 class KitOAuth2Authentication(BaseAuthentication):
@@ -72,9 +71,7 @@ class OperationApi(APIView):
         if grant is not None:
             return grant.actor, grant.scopes
         if request.user and request.user.is_authenticated:
-            member = member_for_session(
-                user=request.user, account_slug=request.session.get(SESSION_ACCOUNT_KEY)
-            )
+            member = member_for_request(request)
             if member is None:
                 raise Unauthenticated(
                     "You are signed in but not acting in any Kit account; pick one in the "
@@ -178,6 +175,9 @@ class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...
         operation, status, fields = self.operation, self.status, self.fields
 
         def handler(view: OperationApi, request, **path):
+            # Who is asking, and with which scopes, before the body is read.
+            actor, granted = view.caller(request)
+            require_scope(operation, granted)
             arguments: Any = dict(path)
             if method == "get":
                 arguments.update(
@@ -188,7 +188,6 @@ class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...
             elif fields:
                 body = request.data
                 arguments = {**body, **path} if isinstance(body, dict) else body
-            actor, granted = view.caller(request)
             data = execute(operation, actor=actor, granted=granted, arguments=arguments)
             return Response({"data": data}, status=status)
 

@@ -70,6 +70,10 @@ def reserved_name_problem(name: object) -> str | None:
     """Why a self-registered client may not call itself ``name``, or None."""
     if not isinstance(name, str) or not name.strip():
         return None
+    if any(unicodedata.category(c)[0] == "C" for c in name):
+        # Control, format (bidi overrides, zero-width) and unassigned characters can make a
+        # name display as something else ("\u202etiK" shows as "Kit").
+        return f"client_name {name[:80]!r} contains invisible or control characters."
     wanted = _normalised_name(name)
     squeezed = wanted.replace(" ", "")
     for reserved in settings.KIT_RESERVED_CLIENT_NAMES:
@@ -94,6 +98,14 @@ def redirect_uri_problem(uri: object) -> str | None:
         host = parts.hostname or ""
     except ValueError:
         return f"{shown} is not a valid URL."
+    if not host.isascii():
+        return (
+            f"{shown}: write the host in its ASCII (punycode, xn--) form, as the consent page "
+            "shows it."
+        )
+    if "@" in parts.netloc or "\\" in uri:
+        # Python and browsers disagree on the host of "http://evil\\@localhost/".
+        return f"{shown}: a redirect URI may not carry a user name or a backslash."
     if parts.scheme == "http" and host not in LOOPBACK_HOSTS:
         return (
             f"{uri[:200]!r}: http redirect URIs are allowed only on loopback (127.0.0.1, "
@@ -167,14 +179,28 @@ def consent_client(application, redirect_uri: str) -> ConsentClient:
     verified = (not self_registered) or OAuthClientVerification.objects.filter(
         application=application
     ).exists()
-    host = (urlsplit(redirect_uri or "").hostname or "").lower()
+    try:
+        host = (urlsplit(redirect_uri or "").hostname or "").lower()
+    except ValueError:
+        host = ""
     return ConsentClient(
         name=application.name or application.client_id,
         verified=verified,
         self_registered=self_registered,
-        redirect_host=host or "(no redirect address)",
+        redirect_host=displayed_host(host) or "(no redirect address)",
         redirect_is_loopback=host in LOOPBACK_HOSTS,
     )
+
+
+def displayed_host(host: str) -> str:
+    """A host as the consent page shows it: internationalised names in their ASCII
+    (punycode) form, so "claude.ai" spelled with a Cyrillic "c" cannot pass for claude.ai."""
+    if host.isascii():
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host.encode("ascii", "backslashreplace").decode("ascii")
 
 
 def client_verify(*, application, user) -> bool:

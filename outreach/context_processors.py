@@ -1,5 +1,4 @@
-from outreach.pages import SESSION_ACCOUNT_KEY
-from outreach.selectors import member_for_session, memberships_for_user
+from outreach.selectors import member_for_request, memberships_for_user
 
 
 def kit_account(request):
@@ -8,5 +7,5 @@ def kit_account(request):
     if not user or not user.is_authenticated:
         return {}
     memberships = memberships_for_user(user)
-    current = member_for_session(user=user, account_slug=request.session.get(SESSION_ACCOUNT_KEY))
+    current = member_for_request(request)
     return {"kit_memberships": memberships, "kit_member": current}

@@ -69,10 +69,10 @@ WRITING_GUIDE = Operation(
     name="outreach_get_writing_guide",
     title="Get Kit's writing guide for a language",
     description=(
-        "Read this before drafting any outreach, in the campaign's locale (en, de, fr, es, "
-        "pl). It lists the patterns that make a message read as machine-written, each with "
-        "a bad and a better example, plus length and subject-line rules. Apply it to every "
-        "draft; the version field changes when the guide does."
+        "Read this before drafting any outreach, in the campaign's locale "
+        f"({', '.join(LOCALES)}). It lists the patterns that make a message read as "
+        "machine-written, each with a bad and a better example, plus length and subject-line "
+        "rules. Apply it to every draft; the version field changes when the guide does."
     ),
     input_schema={
         "type": "object",

@@ -1,8 +1,9 @@
 """Reading JSON request bodies strictly, so odd input is a clear 400, never a 500.
 
-Two things the standard parser lets through or trips over: nesting deep enough to exhaust
-the recursion limit, and escaped lone surrogates (``"\\ud800"``), which decode to strings
-that can never be encoded back to UTF-8, stored or answered.
+Three things the standard parser lets through or trips over: nesting deep enough to exhaust
+the recursion limit, escaped lone surrogates (``"\\ud800"``), which decode to strings that
+can never be encoded back to UTF-8, stored or answered, and ``NaN`` and ``Infinity``, which
+are not JSON.
 """
 
 from __future__ import annotations
@@ -26,11 +27,17 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
+def _not_json(constant: str):
+    raise BadJSON(f"{constant} is not a JSON number; send a finite number")
+
+
 def loads(raw: bytes | str) -> Any:
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, parse_constant=_not_json)
     except RecursionError:
         raise BadJSON("the JSON is nested too deeply") from None
+    except BadJSON:
+        raise
     except (ValueError, UnicodeDecodeError) as error:
         raise BadJSON(f"the body is not valid JSON ({str(error)[:120]})") from None
     try:

@@ -61,11 +61,29 @@ def kit_resources(base_url: str) -> set[str]:
     return {f"{base_url}{path}".rstrip("/") for path in (MCP_PATH, API_PATH)}
 
 
+def resource_problem(resources: list[str], base_url: str) -> str | None:
+    """Why a request for tokens naming ``resources`` is refused, or None: Kit issues tokens
+    for exactly its MCP server and its API, never for the whole origin or anything else."""
+    allowed = kit_resources(base_url)
+    wrong = [r for r in resources if str(r).rstrip("/") not in allowed]
+    if not wrong:
+        return None
+    return f"Kit issues access only for {' and '.join(sorted(allowed))}, not {wrong[0][:200]}."
+
+
 class KitOAuthLibCore(OAuthLibCore):
-    """Hands oauthlib the request's absolute URI, so the validator knows Kit's origin."""
+    """Hands oauthlib the request's absolute URI, so the validator knows Kit's origin, and
+    labels every token endpoint answer as the JSON it is (oauthlib leaves the type out of
+    some errors, such as ``invalid_target``)."""
 
     def _get_escaped_full_path(self, request):
         return request.build_absolute_uri(super()._get_escaped_full_path(request))
+
+    def create_token_response(self, request):
+        uri, headers, body, status = super().create_token_response(request)
+        headers = dict(headers or {})
+        headers.setdefault("Content-Type", "application/json")
+        return uri, headers, body, status
 
 
 def origin_of(absolute_uri: str) -> str:
@@ -85,14 +103,11 @@ class KitOAuth2Validator(OAuth2Validator):
 
     def _validate_resource_uris(self, request, resources):
         super()._validate_resource_uris(request, resources)
-        allowed = kit_resources(origin_of(request.uri))
-        for resource in resources:
-            if resource.rstrip("/") not in allowed:
-                raise errors.CustomOAuth2Error(
-                    error="invalid_target",
-                    description=f"Kit issues tokens only for {' and '.join(sorted(allowed))}.",
-                    request=request,
-                )
+        problem = resource_problem(resources, origin_of(request.uri))
+        if problem:
+            raise errors.CustomOAuth2Error(
+                error="invalid_target", description=problem, request=request
+            )
 
     def validate_code(self, client_id, code, client, request, *args, **kwargs):
         valid = super().validate_code(client_id, code, client, request, *args, **kwargs)

@@ -7,10 +7,11 @@ serves them as endpoints. Both hand every call to :func:`execute`, so the order 
 the validation messages and the write budget live here and nowhere else:
 
 1. the token's scope (a missing one is a challenge to authorize again),
-2. the arguments against the input schema (every problem at once, by field),
-3. the account and role (Outreach add-on, active subscription, module admin),
-4. the write budget (writes only, and only once 1-3 passed),
-5. the operation itself, whose service applies the product's rules.
+2. the account (Outreach add-on, active subscription),
+3. the arguments against the input schema (every problem at once, by field),
+4. the role, which may depend on the arguments (module admin for shared writes),
+5. the write budget (writes only, and only once 1-4 passed),
+6. the operation itself, whose service applies the product's rules.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from outreach import scopes
-from outreach.access import MEMBER, MODULE_ADMIN, Actor, require_role
+from outreach.access import MEMBER, MODULE_ADMIN, Actor, require_outreach, require_role
 from outreach.errors import InsufficientScope, ValidationFailed
 from outreach.ratelimit import write_allowed
 
@@ -88,6 +89,16 @@ class Operation:
         return problems
 
 
+def require_scope(operation: Operation, granted: Collection[str]) -> None:
+    """Step 1, which an adapter may also take before it reads a request's body."""
+    if operation.scope not in granted:
+        raise InsufficientScope(
+            f"{operation.name} needs the {operation.scope} scope, which this token lacks. "
+            f"Authorize again and grant {operation.scope}.",
+            details={"required_scope": operation.scope},
+        )
+
+
 def execute(
     operation: Operation, *, actor: Actor, granted: Collection[str], arguments: Any
 ) -> dict[str, Any]:
@@ -95,12 +106,9 @@ def execute(
 
     ``granted`` are the scopes of the caller's token (every scope for a web session).
     """
-    if operation.scope not in granted:
-        raise InsufficientScope(
-            f"{operation.name} needs the {operation.scope} scope, which this token lacks. "
-            f"Authorize again and grant {operation.scope}.",
-            details={"required_scope": operation.scope},
-        )
+    require_scope(operation, granted)
+    # The account's access does not depend on the arguments: refused before them.
+    require_outreach(actor)
     problems = operation.argument_errors(arguments)
     if problems:
         first_field, first = next(iter(problems.items()))

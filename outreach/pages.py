@@ -10,9 +10,7 @@ from django.shortcuts import render
 
 from outreach.access import Actor, require_outreach
 from outreach.errors import AddonRequired, NotModuleAdmin, SubscriptionInactive
-from outreach.selectors import member_for_session
-
-SESSION_ACCOUNT_KEY = "kit_account"
+from outreach.selectors import member_for_request
 
 _HEADINGS = {
     AddonRequired: "The Outreach add-on is needed",
@@ -26,7 +24,7 @@ REFUSALS = tuple(_HEADINGS)
 def refused(request, error: AddonRequired | SubscriptionInactive | NotModuleAdmin):
     return render(
         request,
-        "refused.html",
+        "outreach/refused.html",
         {"heading": _HEADINGS[type(error)], "message": error.message, "code": error.code},
         status=error.http_status,
     )
@@ -39,11 +37,9 @@ def member_required(view):
     @login_required
     @wraps(view)
     def wrapper(request, *args, **kwargs):
-        member = member_for_session(
-            user=request.user, account_slug=request.session.get(SESSION_ACCOUNT_KEY)
-        )
+        member = member_for_request(request)
         if member is None:
-            return render(request, "no_account.html", status=403)
+            return render(request, "outreach/no_account.html", status=403)
         request.actor = Actor.for_member(member)
         try:
             require_outreach(request.actor)

@@ -41,9 +41,9 @@ def _retry_after(window: datetime, length: timedelta, now: datetime) -> int:
     return max(int((window + length - now).total_seconds()), 1)
 
 
-def client_key(actor: Actor) -> str:
+def write_budget_key(actor: Actor) -> str:
     """The write budget's key: the member and the client they write through."""
-    member = f"member:{actor.member.pk}" if actor.member is not None else "staff"
+    member = f"member:{actor.member.pk}"
     if actor.oauth_application is not None:
         return f"{member}:app:{actor.oauth_application.pk}"
     return f"{member}:web"
@@ -52,13 +52,17 @@ def client_key(actor: Actor) -> str:
 def write_allowed(actor: Actor) -> None:
     """Count one write for the actor's member and client, or raise :class:`RateLimited`."""
     limit = settings.KIT_WRITES_PER_MINUTE_PER_CLIENT
-    if not limit or actor.is_staff:
-        return
+    if not limit or actor.member is None:
+        return  # off, or Kit staff moderating in the admin
     now = timezone.now()
     window = _window(now, WRITE_WINDOW)
     taken = take_slot(
         ClientRateWindow,
-        key={"account": actor.account.pk, "client_key": client_key(actor), "window_start": window},
+        key={
+            "account": actor.account.pk,
+            "client_key": write_budget_key(actor),
+            "window_start": window,
+        },
         counter="count",
         limit=limit,
     )
@@ -72,7 +76,8 @@ def write_allowed(actor: Actor) -> None:
 
 
 def registration_allowed(address: str) -> int | None:
-    """Count one client registration from ``address``; None if allowed, else seconds to wait."""
+    """Count one client registration from ``address`` (an address bucket, see
+    ``outreach.addresses``); None if allowed, else the seconds to wait."""
     limit = settings.KIT_CLIENT_REGISTRATIONS_PER_HOUR
     if not limit:
         return None

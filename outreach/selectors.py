@@ -156,6 +156,17 @@ def memberships_for_user(user) -> list[Member]:
     )
 
 
+#: The web session's key for the account a signed-in member acts in (the account switcher).
+SESSION_ACCOUNT_KEY = "kit_account"
+
+
+def member_for_request(request) -> Member | None:
+    """The seat the signed-in user of ``request`` acts in, as the account switcher chose."""
+    return member_for_session(
+        user=request.user, account_slug=request.session.get(SESSION_ACCOUNT_KEY)
+    )
+
+
 def member_for_session(*, user, account_slug: str | None) -> Member | None:
     """The seat a signed-in user acts in: the chosen account, else their first one."""
     if account_slug:

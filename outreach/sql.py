@@ -75,6 +75,8 @@ def take_slot(model, *, key: Mapping[str, Any], counter: str, limit: int) -> int
     take more than ``limit`` slots between them. Returns the new count, or None when the
     row was already at the limit. ``key`` names the model's fields of a unique constraint.
     """
+    if limit < 1:
+        raise ValueError("take_slot needs a limit of at least 1 (callers treat 0 as 'off')")
     meta = model._meta
     columns = [meta.get_field(name).column for name in key]
     count = meta.get_field(counter).column

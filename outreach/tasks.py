@@ -5,6 +5,6 @@ from outreach.ratelimit import prune
 
 
 @shared_task
-def prune_rate_windows() -> int:
+def prune_expired_limits() -> int:
     """Forget rate-limit windows older than two hours and redeemed codes older than a day."""
     return prune() + prune_redeemed_codes()

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.decorators import method_decorator
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -24,12 +24,13 @@ from oauth2_provider.views.dynamic_client_registration import (
     DynamicClientRegistrationView,
 )
 
-from outreach.addresses import client_address
+from outreach.addresses import address_bucket, client_address
 from outreach.clients import client_metadata_problem, client_unverify, consent_client
-from outreach.oauth import kit_resources, public_base_url
-from outreach.pages import SESSION_ACCOUNT_KEY, member_required
+from outreach.oauth import public_base_url, resource_problem
+from outreach.pages import member_required
 from outreach.ratelimit import registration_allowed
 from outreach.selectors import (
+    SESSION_ACCOUNT_KEY,
     member_for_user,
     memberships_for_user,
     prospects_for_account,
@@ -47,14 +48,9 @@ class KitAuthorizationView(AuthorizationView):
     template_name = "oauth2_provider/authorize.html"
 
     def dispatch(self, request, *args, **kwargs):
-        allowed = kit_resources(public_base_url(request))
-        wrong = [r for r in request.GET.getlist("resource") if r.rstrip("/") not in allowed]
-        if wrong:
-            error = {
-                "error": "invalid_target",
-                "description": f"Kit issues access only for {' and '.join(sorted(allowed))}, "
-                f"not {wrong[0][:200]}.",
-            }
+        problem = resource_problem(request.GET.getlist("resource"), public_base_url(request))
+        if problem:
+            error = {"error": "invalid_target", "description": problem}
             return render(request, self.template_name, {"error": error}, status=400)
         if request.method == "GET" and "approval_prompt" in request.GET:
             # A token without an account is useless here: always show the consent page.
@@ -135,7 +131,7 @@ class KitClientRegistrationView(DynamicClientRegistrationView):
     ``KIT_CLIENT_REGISTRATIONS_PER_HOUR`` registrations per client address."""
 
     def post(self, request, *args, **kwargs):
-        wait = registration_allowed(client_address(request))
+        wait = registration_allowed(address_bucket(client_address(request)))
         if wait is not None:
             response = _refused(
                 "rate_limited",
@@ -153,6 +149,9 @@ class KitClientManagementView(DynamicClientRegistrationManagementView):
     and a verified client that changes its name or redirect URIs is unverified again."""
 
     def put(self, request, *args, client_id: str, **kwargs):
+        auth = self._authenticate_registration_request(request, client_id)
+        if isinstance(auth, HttpResponse):
+            return auth  # who may change the client is checked before what they send
         refusal = _metadata_refusal(request)
         if refusal is not None:
             return refusal
@@ -176,7 +175,7 @@ def signin_locked_out(request, response=None, credentials=None):
     minutes = max(round(settings.AXES_COOLOFF_TIME * 60), 1)
     page = render(
         request,
-        "registration/locked_out.html",
+        "outreach/locked_out.html",
         {"failure_limit": settings.AXES_FAILURE_LIMIT, "cooloff_minutes": minutes},
         status=429,
     )

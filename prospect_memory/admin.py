@@ -252,8 +252,16 @@ class DossierAdmin(ReadOnlyAdmin):
 
 @admin.register(UsageEvent)
 class UsageEventAdmin(ReadOnlyAdmin):
-    list_display = ["created_at", "account", "kind", "domain", "oauth_application", "from_memory"]
-    list_filter = ["kind", "from_memory", "account"]
+    list_display = [
+        "created_at",
+        "account",
+        "memory",
+        "kind",
+        "subject",
+        "oauth_application",
+        "from_memory",
+    ]
+    list_filter = ["memory", "kind", "from_memory", "account"]
     list_select_related = ["account", "oauth_application"]
 
     def has_delete_permission(self, request, obj=None):

@@ -46,16 +46,25 @@ DEFAULTS: dict[str, Any] = {
 
 
 class AppSettings:
-    def __init__(self) -> None:
+    """The settings dict ``name`` of the Django settings, merged over ``defaults``.
+
+    Unknown keys are refused at first use (a typo fails loudly instead of silently leaving
+    the default in place); ``override_settings`` and the test ``settings`` fixture reload it.
+    """
+
+    def __init__(self, name: str, defaults: dict[str, Any]) -> None:
+        self._name = name
+        self._defaults = defaults
         self._merged: dict[str, Any] | None = None
+        setting_changed.connect(self._reload, weak=False)
 
     def _load(self) -> dict[str, Any]:
         if self._merged is None:
-            user = getattr(settings, "PROSPECT_MEMORY", {}) or {}
-            unknown = sorted(set(user) - set(DEFAULTS))
+            user = getattr(settings, self._name, {}) or {}
+            unknown = sorted(set(user) - set(self._defaults))
             if unknown:
-                raise ImproperlyConfigured(f"unknown PROSPECT_MEMORY setting(s): {unknown}")
-            self._merged = {**DEFAULTS, **user}
+                raise ImproperlyConfigured(f"unknown {self._name} setting(s): {unknown}")
+            self._merged = {**self._defaults, **user}
         return self._merged
 
     def __getattr__(self, name: str) -> Any:
@@ -64,18 +73,14 @@ class AppSettings:
         try:
             return self._load()[name]
         except KeyError:
-            raise AttributeError(f"no PROSPECT_MEMORY setting {name!r}") from None
+            raise AttributeError(f"no {self._name} setting {name!r}") from None
 
     def reload(self) -> None:
         self._merged = None
 
-
-app_settings = AppSettings()
-
-
-def _reload(*, setting: str, **kwargs: Any) -> None:
-    if setting == "PROSPECT_MEMORY":
-        app_settings.reload()
+    def _reload(self, *, setting: str, **kwargs: Any) -> None:
+        if setting == self._name:
+            self.reload()
 
 
-setting_changed.connect(_reload)
+app_settings = AppSettings("PROSPECT_MEMORY", DEFAULTS)

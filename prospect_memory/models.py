@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from outreach.models import Account, Member
 from prospect_memory.core.crypto import SealedField
-from prospect_memory.core.models import EmbeddedModel, UsageEvent
+from prospect_memory.core.models import EmbeddedModel, EmbeddingStatus, UsageEvent
 
 __all__ = ["AuditEvent", "Compaction", "DailySaveCount", "Dossier", "Note", "UsageEvent"]
 
@@ -63,12 +63,15 @@ class DailySaveCount(models.Model):
         return f"{self.saves} saves on {self.day}"
 
 
+class NoteStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    ARCHIVED = "archived", "Archived (superseded by a compaction)"
+
+
 class Note(EmbeddedModel):
     """One finding about a company, with its sources and the date it was true."""
 
-    class Status(models.TextChoices):
-        ACTIVE = "active", "Active"
-        ARCHIVED = "archived", "Archived (superseded by a compaction)"
+    Status = NoteStatus
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="notes")
@@ -97,21 +100,17 @@ class Note(EmbeddedModel):
     title = SealedField()
     body = SealedField()
 
-    class Meta:
+    class Meta(EmbeddedModel.Meta):
         ordering = ["-observed_at", "-created_at"]
         constraints = [
+            *EmbeddedModel.Meta.constraints,
             models.CheckConstraint(
-                condition=(Q(status="active") & Q(superseded_by__isnull=True))
-                | (Q(status="archived") & Q(superseded_by__isnull=False)),
+                condition=(Q(status=NoteStatus.ACTIVE) & Q(superseded_by__isnull=True))
+                | (Q(status=NoteStatus.ARCHIVED) & Q(superseded_by__isnull=False)),
                 name="note_archived_iff_superseded",
             ),
             models.CheckConstraint(
-                condition=~Q(embedding_status="ready")
-                | (Q(embedding__isnull=False) & ~Q(embedding_model="")),
-                name="note_ready_embedding_has_vector",
-            ),
-            models.CheckConstraint(
-                condition=Q(status__in=["active", "archived"]), name="note_status_valid"
+                condition=Q(status__in=NoteStatus.values), name="note_status_valid"
             ),
         ]
         indexes = [
@@ -122,7 +121,7 @@ class Note(EmbeddedModel):
             models.Index(
                 fields=["embedding_status"],
                 name="note_embedding_backlog",
-                condition=~Q(embedding_status="ready"),
+                condition=~Q(embedding_status=EmbeddingStatus.READY),
             ),
         ]
 

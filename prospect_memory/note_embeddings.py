@@ -10,7 +10,7 @@ from prospect_memory.rules import embedding_input
 NOTES = pipeline.EmbeddingTarget(
     model=Note,
     text=lambda note: embedding_input(note.title, note.body),
-    backlog=lambda: Note.objects.filter(status=Note.Status.ACTIVE),
+    backlog=lambda: Note.objects.filter(status=Note.Status.ACTIVE).order_by("created_at"),
     task="prospect_memory.tasks.embed_note",
 )
 

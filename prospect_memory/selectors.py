@@ -177,6 +177,13 @@ def notes_page(
     )
 
 
+def active_notes(actor: Actor, dossier: Dossier | None):
+    """The active notes of one dossier of the actor's account (none without a dossier)."""
+    if dossier is None:
+        return Note.objects.none()
+    return Note.objects.filter(account=actor.account, dossier=dossier, status=Note.Status.ACTIVE)
+
+
 def dossier_note_count(actor: Actor, domain: str) -> int:
     return (
         Dossier.objects.filter(account=actor.account, domain=domain)

@@ -2,7 +2,7 @@
 
 AES-256-GCM (authenticated) from `cryptography`. Several keys may be configured at once:
 the first encrypts, every one decrypts, so keys rotate without downtime
-(``manage.py reencrypt_notes`` moves every row to the newest key, after which older keys
+(``manage.py reencrypt`` moves every row to the newest key, after which older keys
 can be dropped). Each ciphertext is bound through the GCM associated data to the account,
 the row and the field it belongs to, so a ciphertext copied to another row, field or
 account fails to decrypt instead of showing the wrong tenant's text.
@@ -159,24 +159,37 @@ class SealedField:
     """A model attribute kept only as ciphertext, in the binary column ``<name>_ciphertext``.
 
     Reading decrypts and assigning encrypts, bound to the row's ``account_id``, its primary
-    key and the attribute's name (set both before assigning). The binding's table is the
-    model's ``app_label.model_name``. Assigning ``""`` stores NULL when the column allows it.
+    key and the attribute's name: set both before assigning (a primary key the database
+    would only assign on insert cannot be bound, so such models are refused). The binding
+    names the table as ``binding`` says, by default the model's ``app_label.model_name``;
+    keep it when a model is renamed, or its rows no longer decrypt. Assigning ``""`` stores
+    NULL when the column allows it.
     """
 
-    def __init__(self, column: str | None = None) -> None:
+    def __init__(self, column: str | None = None, *, binding: str | None = None) -> None:
         self._column = column
+        self._binding = binding
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
         self.column = self._column or f"{name}_ciphertext"
 
     def _where(self, instance) -> dict:
+        if instance.pk is None or instance.account_id is None:
+            raise ValueError(
+                f"{type(instance).__name__}.{self.name}: set the row's primary key and "
+                "account before its sealed fields (the ciphertext is bound to both)"
+            )
         return {
-            "table": instance._meta.label_lower,
+            "table": self._binding or instance._meta.label_lower,
             "account_id": instance.account_id,
             "row_id": instance.pk,
             "field": self.name,
         }
+
+    def binding_table(self, model: type) -> str:
+        """The table name the binding of this field on ``model`` uses."""
+        return self._binding or model._meta.label_lower
 
     def __get__(self, instance, owner=None):
         if instance is None:

@@ -18,7 +18,7 @@ _COLUMNS = (
     "account",
     "memory",
     "kind",
-    "domain",
+    "subject",
     "oauth_application",
     "from_memory",
     "near_duplicate",
@@ -34,7 +34,7 @@ def _unflushed_insert() -> str:
     columns = ", ".join(meta.get_field(name).column for name in (*_COLUMNS, "created_at"))
     return (
         f"INSERT INTO {meta.db_table} ({columns}) "  # noqa: S608  (names from the model)
-        "SELECT %(account)s::bigint, %(memory)s::text, %(kind)s::text, %(domain)s::text, "
+        "SELECT %(account)s::bigint, %(memory)s::text, %(kind)s::text, %(subject)s::text, "
         "%(oauth_application)s::bigint, %(from_memory)s::boolean, "
         "%(near_duplicate)s::boolean, %(shared_source)s::boolean, now() "
         "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unflushed"
@@ -46,20 +46,20 @@ def usage_record(
     actor: Actor,
     memory: str,
     kind: str,
-    domain: str = "",
+    subject: str = "",
     from_memory: bool = False,
     near_duplicate: bool = False,
     shared_source: bool = False,
     flush: bool = True,
 ) -> None:
-    """Count one use of ``memory`` by ``kind`` of operation, for ``actor``'s account.
-
-    ``flush=False`` (reads) commits without waiting for the disk; see the module docstring.
+    """Count one use of ``memory`` by ``kind`` of operation about ``subject`` (a domain, a
+    key), for ``actor``'s account. The three flags are prospect memory's save and recall
+    outcomes. ``flush=False`` (reads) commits without waiting for the disk.
     """
     values = {
         "memory": memory,
         "kind": kind,
-        "domain": domain,
+        "subject": subject,
         "from_memory": from_memory,
         "near_duplicate": near_duplicate,
         "shared_source": shared_source,

@@ -8,19 +8,27 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import VectorField
 
 from outreach.models import Account
 
 
-class EmbeddedModel(models.Model):
-    """A row with an embedding of its text, kept by ``prospect_memory.core.pipeline``."""
+class EmbeddingStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
 
-    class EmbeddingStatus(models.TextChoices):
-        PENDING = "pending", "Pending"
-        READY = "ready", "Ready"
-        FAILED = "failed", "Failed"
+
+class EmbeddedModel(models.Model):
+    """A row with an embedding of its text, kept by ``prospect_memory.core.pipeline``.
+
+    A concrete model that declares its own constraints keeps this one with
+    ``constraints = [*EmbeddedModel.Meta.constraints, ...]`` in a ``Meta(EmbeddedModel.Meta)``.
+    """
+
+    EmbeddingStatus = EmbeddingStatus
 
     embedding = VectorField(null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True)
@@ -33,6 +41,13 @@ class EmbeddedModel(models.Model):
 
     class Meta:
         abstract = True
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(embedding_status=EmbeddingStatus.READY)
+                | (Q(embedding__isnull=False) & ~Q(embedding_model="")),
+                name="%(class)s_ready_embedding_has_vector",
+            ),
+        ]
 
 
 class UsageEvent(models.Model):
@@ -41,16 +56,21 @@ class UsageEvent(models.Model):
     class Memory(models.TextChoices):
         PROSPECT = "prospect", "Prospect memory"
         BUSINESS = "business", "Business memory"
+        KNOWLEDGE = "knowledge", "Knowledge search"
 
     class Kind(models.TextChoices):
         RECALL = "recall", "Recall"
         SAVE = "save", "Save"
+        STORE = "store", "Store"
+        LIST = "list", "List"
+        SEARCH = "search", "Search"
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
-    memory = models.CharField(max_length=8, choices=Memory.choices, default=Memory.PROSPECT)
-    #: The operation: a recall or a save.
-    kind = models.CharField(max_length=8, choices=Kind.choices)
-    domain = models.CharField(max_length=253)
+    memory = models.CharField(max_length=16, choices=Memory.choices, default=Memory.PROSPECT)
+    #: The operation.
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    #: What it was about: a company domain, an entry's key, or nothing (a search).
+    subject = models.CharField(max_length=253, blank=True)
     oauth_application = models.ForeignKey(
         settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
         null=True,
@@ -71,4 +91,4 @@ class UsageEvent(models.Model):
         indexes = [models.Index(fields=["account", "created_at"], name="usage_account_time")]
 
     def __str__(self) -> str:
-        return f"{self.kind} {self.domain}"
+        return f"{self.memory} {self.kind} {self.subject}".strip()

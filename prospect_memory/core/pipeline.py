@@ -16,7 +16,6 @@ services can both use it without an import circle.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -24,7 +23,12 @@ from dataclasses import dataclass
 from celery import current_app
 from django.db import models, transaction
 
-from prospect_memory.core.embeddings import PermanentEmbeddingError, get_provider
+from prospect_memory.core.embeddings import (
+    PermanentEmbeddingError,
+    RetryableEmbeddingError,
+    content_hash,
+    get_provider,
+)
 from prospect_memory.core.models import EmbeddedModel
 
 logger = logging.getLogger(__name__)
@@ -32,13 +36,24 @@ logger = logging.getLogger(__name__)
 # Gemini accepts at most 100 texts per batch request.
 BATCH = 100
 
+#: Options of every embedding task (``@shared_task(**EMBEDDING_TASK_OPTIONS)``): retried with
+#: exponential backoff and jitter on a retryable provider failure, acknowledged late so a
+#: killed worker's task runs again, with time limits.
+EMBEDDING_TASK_OPTIONS = {
+    "bind": True,
+    "acks_late": True,
+    "autoretry_for": (RetryableEmbeddingError,),
+    "retry_backoff": 2,
+    "retry_backoff_max": 600,
+    "retry_jitter": True,
+    "max_retries": 8,
+    "soft_time_limit": 120,
+    "time_limit": 150,
+}
+
 READY = EmbeddedModel.EmbeddingStatus.READY
 PENDING = EmbeddedModel.EmbeddingStatus.PENDING
 FAILED = EmbeddedModel.EmbeddingStatus.FAILED
-
-
-def content_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -46,7 +61,7 @@ class EmbeddingTarget:
     model: type[EmbeddedModel]
     #: The embedding input of a row (already cut to the input limit).
     text: Callable[[EmbeddedModel], str]
-    #: The rows a backfill considers (e.g. active notes only).
+    #: The rows a backfill considers, oldest first (e.g. active notes only).
     backlog: Callable[[], models.QuerySet]
     #: Dotted name of the Celery task that embeds one row, given its id as text.
     task: str
@@ -127,8 +142,7 @@ def backfill(target: EmbeddingTarget, *, limit: int = 1000) -> int:
     rows = list(
         target.backlog()
         .exclude(embedding_status=FAILED)
-        .exclude(embedding_status=READY, embedding_model=provider.model)
-        .order_by("created_at")[:limit]
+        .exclude(embedding_status=READY, embedding_model=provider.model)[:limit]
     )
     return embed_rows(target, rows) if rows else 0
 

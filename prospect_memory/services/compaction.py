@@ -11,7 +11,7 @@ from django.utils import timezone
 from outreach.access import Actor, require_module_admin
 from prospect_memory.conf import app_settings
 from prospect_memory.core.budget import embed_within_budget
-from prospect_memory.core.pipeline import content_hash
+from prospect_memory.core.embeddings import content_hash
 from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import (
     DomainNoteLimitReached,
@@ -30,7 +30,7 @@ from prospect_memory.rules import (
     embedding_input,
     normalise_url,
 )
-from prospect_memory.selectors import NoteView, compaction_for_actor
+from prospect_memory.selectors import NoteView, active_notes, compaction_for_actor
 from prospect_memory.services.dossiers import audit, lock_dossier, new_note, note_view, set_count
 
 
@@ -86,15 +86,7 @@ def dossier_compact(
 
     with transaction.atomic():
         dossier = lock_dossier(actor, resolved, create=False)
-        active = (
-            list(
-                Note.objects.filter(
-                    account=actor.account, dossier=dossier, status=Note.Status.ACTIVE
-                ).order_by("observed_at", "created_at")
-            )
-            if dossier
-            else []
-        )
+        active = list(active_notes(actor, dossier).order_by("observed_at", "created_at"))
         if len(active) != expected:
             raise NoteCountMismatch(
                 f"{resolved} has {len(active)} active notes now, not {expected}: something "
@@ -207,9 +199,7 @@ def compaction_restore(*, actor: Actor, compaction_id: object) -> RestoreResult:
                 status=Note.Status.ARCHIVED,
             )
         )
-        count = Note.objects.filter(
-            account=actor.account, dossier=dossier, status=Note.Status.ACTIVE
-        ).count()
+        count = active_notes(actor, dossier).count()
         after = count - 1 + len(archived)
         if after > app_settings.DOMAIN_NOTE_LIMIT:
             limit = app_settings.DOMAIN_NOTE_LIMIT

@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 from datetime import date
 
-from django.db import connection
 from django.utils import timezone
 
 from outreach.access import Actor
@@ -19,16 +18,10 @@ from prospect_memory.selectors import NoteView
 def lock_dossier(actor: Actor, domain: str, *, create: bool) -> Dossier | None:
     """Lock (creating it if asked) the dossier row of ``domain`` in the actor's account."""
     if create:
-        table = Dossier._meta.db_table
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"""
-                INSERT INTO {table} (account_id, domain, active_note_count, created_at, updated_at)
-                VALUES (%s, %s, 0, now(), now())
-                ON CONFLICT (account_id, domain) DO NOTHING
-                """,  # noqa: S608  (table name from the model, values are parameters)
-                [actor.account.pk, domain],
-            )
+        # INSERT ... ON CONFLICT DO NOTHING: two first saves on a domain both find the row.
+        Dossier.objects.bulk_create(
+            [Dossier(account=actor.account, domain=domain)], ignore_conflicts=True
+        )
     return Dossier.objects.select_for_update().filter(account=actor.account, domain=domain).first()
 
 

@@ -14,8 +14,8 @@ from outreach.sql import take_slot
 from prospect_memory.conf import app_settings
 from prospect_memory.core import metering
 from prospect_memory.core.budget import Embedded, embed_within_budget
+from prospect_memory.core.embeddings import content_hash
 from prospect_memory.core.models import UsageEvent
-from prospect_memory.core.pipeline import content_hash
 from prospect_memory.core.vectors import distance_to
 from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import DailyLimitReached, DomainNoteLimitReached
@@ -27,7 +27,7 @@ from prospect_memory.rules import (
     normalise_url,
     utc_today,
 )
-from prospect_memory.selectors import NoteView, Recall, note_for_actor
+from prospect_memory.selectors import NoteView, Recall, active_notes, note_for_actor
 from prospect_memory.services.dossiers import audit, lock_dossier, new_note, note_view, set_count
 
 
@@ -106,9 +106,7 @@ def _overlap(
 ) -> tuple[Overlap, int]:
     """Overlap of a new note with the dossier's active notes; also returns their count."""
     provider = embedded.provider
-    rows = Note.objects.filter(
-        account=actor.account, dossier=dossier, status=Note.Status.ACTIVE
-    ).only(
+    rows = active_notes(actor, dossier).only(
         "id",
         "account_id",
         "title_ciphertext",
@@ -223,7 +221,7 @@ def note_save(
             actor=actor,
             memory=UsageEvent.Memory.PROSPECT,
             kind=UsageEvent.Kind.SAVE,
-            domain=resolved,
+            subject=resolved,
             near_duplicate=bool(overlap.near_duplicates),
             shared_source=bool(overlap.shared_sources),
         )
@@ -257,9 +255,7 @@ def note_delete(*, actor: Actor, note_id: object) -> DeleteResult:
         )
         note_pk = note.pk
         note.delete()
-        count = Note.objects.filter(
-            account=actor.account, dossier=dossier, status=Note.Status.ACTIVE
-        ).count()
+        count = active_notes(actor, dossier).count()
         set_count(dossier, count)
         audit(actor, AuditEvent.Action.DELETE, domain, note_id=note_pk, related_note_ids=superseded)
     return DeleteResult(
@@ -276,7 +272,7 @@ def recall_record(*, actor: Actor, recall: Recall) -> None:
         actor=actor,
         memory=UsageEvent.Memory.PROSPECT,
         kind=UsageEvent.Kind.RECALL,
-        domain=recall.domain,
+        subject=recall.domain,
         from_memory=recall.known and not recall.stale,
         flush=False,
     )

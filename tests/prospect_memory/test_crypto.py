@@ -132,9 +132,9 @@ def test_rotation_command_reencrypts_then_old_key_can_go(account, settings, caps
     untitled = _note(account, "acme.dev", "", "no title")
 
     settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, "ENCRYPTION_KEYS": [new, old]}
-    call_command("reencrypt_notes", "--batch-size", "2")
+    call_command("reencrypt", "--batch-size", "2")
     assert "Re-encrypted 6 of 6 notes" in capsys.readouterr().out
-    call_command("reencrypt_notes")
+    call_command("reencrypt")
     assert "Re-encrypted 0 of 6 notes" in capsys.readouterr().out
 
     settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, "ENCRYPTION_KEYS": [new]}
@@ -151,6 +151,17 @@ def test_rotation_command_explains_a_missing_key(account, settings):
     _note(account, "acme.dev", "t", "b")
     settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, "ENCRYPTION_KEYS": [new]}
     with pytest.raises(CommandError, match="keep every key"):
-        call_command("reencrypt_notes")
+        call_command("reencrypt")
     with pytest.raises(CommandError, match="at least 1"):
-        call_command("reencrypt_notes", "--batch-size", "0")
+        call_command("reencrypt", "--batch-size", "0")
+
+
+@pytest.mark.django_db
+def test_a_sealed_field_refuses_a_row_without_its_key_or_account(account):
+    note = Note(account=account, observed_at="2026-11-01", content_hash="x")
+    note.pk = None
+    with pytest.raises(ValueError, match="primary key and account"):
+        note.body = "text"
+    orphan = Note(observed_at="2026-11-01", content_hash="x")
+    with pytest.raises(ValueError, match="primary key and account"):
+        orphan.body = "text"

@@ -193,7 +193,7 @@ def test_a_recorded_recall_is_committed_and_unflushed_commit_stays_with_it(actor
     save_note(actor, body="fresh fact", observed_at=days_ago(1))
     recall_record(actor=actor, recall=dossier_recall(actor=actor, domain="acme.dev"))
     event = UsageEvent.objects.get(account=actor.account, kind="recall")
-    assert (event.domain, event.from_memory) == ("acme.dev", True)
+    assert (event.subject, event.from_memory) == ("acme.dev", True)
     with connection.cursor() as cursor:
         cursor.execute("SHOW synchronous_commit")
         assert cursor.fetchone() == ("on",)  # the setting ended with the usage row's commit

@@ -9,18 +9,24 @@ the Content-Security-Policy and demo-seed defaults.
 from __future__ import annotations
 
 import json
+import threading
+from datetime import timedelta
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 
 import pytest
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
-from oauth2_provider.models import AccessToken, Application, Grant
+from django.utils import timezone
+from oauth2_provider.models import AccessToken, Application, Grant, set_token_value
 
 from outreach.access import Actor
-from outreach.models import OAuthClientVerification
+from outreach.clients import displayed_host
+from outreach.models import OAuthAccessTokenAccount, OAuthClientVerification
 from outreach.moderation import MODERATORS, moderators_group_sync
 from outreach.services import access_token_issue
 from prospect_memory.models import Compaction, Note
@@ -599,7 +605,8 @@ def test_client_update_refuses_a_redirect_uri_with_a_newline():
 def test_look_alikes_of_a_reserved_name_are_refused(name):
     response = register(Client(), name, "https://evil.example/cb")
     assert response.status_code == 400
-    assert "reserved" in response.json()["error_description"]
+    reason = response.json()["error_description"]
+    assert "reserved" in reason or "invisible or control" in reason
 
 
 def test_names_that_merely_start_alike_are_fine():
@@ -674,13 +681,6 @@ def test_tokens_are_issued_only_for_kits_two_resources(module_admin, resource):
 
 
 def test_a_token_for_the_whole_origin_is_not_a_token_for_mcp_or_the_api(module_admin):
-    from datetime import timedelta
-
-    from django.utils import timezone
-    from oauth2_provider.models import set_token_value
-
-    from outreach.models import OAuthAccessTokenAccount
-
     token = AccessToken(
         user=module_admin.user,
         scope="outreach_read outreach_write",
@@ -710,8 +710,6 @@ def test_consent_page_errors_are_pages_not_500s(module_admin, query):
     flow = Authorization(registered["client_id"])
     url = flow.url
     for key, value in query.items():
-        from urllib.parse import parse_qsl, urlencode
-
         params = dict(parse_qsl(url.split("?", 1)[1]))
         params[key] = value
         url = "/o/authorize/?" + urlencode(params)
@@ -772,10 +770,6 @@ def test_unicode_digits_in_paging_are_a_400(client, module_admin, param):
 
 @pytest.mark.django_db(transaction=True)
 def test_two_exchanges_of_one_code_at_once_leave_no_token_alive(module_admin):
-    import threading
-
-    from django.db import connection
-
     for _ in range(4):
         registered = register(Client(), "Racer").json()
         flow = Authorization(registered["client_id"])
@@ -799,3 +793,165 @@ def test_two_exchanges_of_one_code_at_once_leave_no_token_alive(module_admin):
         assert statuses == [200, 400], statuses
         issued = next(a for a in answers if a.status_code == 200).json()
         assert tools_list(Client(), issued["access_token"]) == 401
+
+
+# --- Third round: what the code review found ------------------------------------------------
+
+
+def test_signing_in_to_another_account_does_not_clear_failures_against_a_victim(
+    member, module_admin, settings
+):
+    for user, password in ((member.user, "victim-password-1"), (module_admin.user, "mine-1")):
+        user.set_password(password)
+        user.save()
+    browser = Client(REMOTE_ADDR="198.51.100.50")
+    for round_ in range(3):
+        for attempt in range(2):
+            _sign_in(browser, member.user.username, f"guess-{round_}-{attempt}")
+        # The attacker signs in to their own account from the same address between guesses.
+        assert _sign_in(
+            Client(REMOTE_ADDR="198.51.100.50"), module_admin.user.username, "mine-1"
+        ).status_code in (302, 429)
+    locked = _sign_in(Client(REMOTE_ADDR="203.0.113.99"), member.user.username, "victim-password-1")
+    assert locked.status_code == 429
+
+
+def test_a_name_with_invisible_characters_is_refused():
+    for name in ("\u202etiK\u202c", "Agent\u200d", "Bot\u0007"):
+        response = register(Client(), name, "https://agent.example/cb")
+        assert response.status_code == 400, name
+        assert "invisible or control" in response.json()["error_description"]
+
+
+def test_an_international_host_is_registered_and_shown_in_its_ascii_form(module_admin):
+    host = "\u0441laude.ai"  # the first letter is Cyrillic: it would read as claude.ai
+    refused = register(Client(), "Helper", f"https://{host}/cb")
+    assert refused.status_code == 400
+    assert "punycode" in refused.json()["error_description"]
+    ascii_host = host.encode("idna").decode()
+    registered = register(Client(), "Helper", f"https://{ascii_host}/cb").json()
+    flow = Authorization(registered["client_id"], redirect=f"https://{ascii_host}/cb")
+    page = signed_in(module_admin.user).get(flow.url).content.decode()
+    assert f'<strong class="host">{ascii_host}</strong>' in page
+
+
+def test_displayed_hosts_are_ascii():
+    assert displayed_host("\u0441laude.ai").startswith("xn--")
+    assert displayed_host("claude.ai") == "claude.ai"
+
+
+@pytest.mark.parametrize(
+    "uri",
+    ["http://evil.example\\@localhost/cb", "http://user@localhost/cb", "https://a@b.example/cb"],
+)
+def test_redirect_uris_with_a_user_name_or_backslash_are_refused(uri):
+    response = register(Client(), "Tool", uri)
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_redirect_uri"
+
+
+def test_a_client_update_cannot_switch_to_client_credentials():
+    registered = register(Client(), "Tool").json()
+    response = Client().put(
+        f"/o/register/{registered['client_id']}/",
+        json.dumps(
+            {
+                "client_name": "Tool",
+                "redirect_uris": [REDIRECT],
+                "grant_types": ["client_credentials"],
+                "token_endpoint_auth_method": "client_secret_basic",
+            }
+        ),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {registered['registration_access_token']}",
+    )
+    assert response.status_code == 400
+    assert Application.objects.get(client_id=registered["client_id"]).authorization_grant_type == (
+        "authorization-code"
+    )
+
+
+def test_a_client_update_without_its_registration_token_is_a_401_whatever_it_sends():
+    registered = register(Client(), "Tool").json()
+    response = Client().put(
+        f"/o/register/{registered['client_id']}/",
+        json.dumps({"redirect_uris": ["http://evil.example/cb"]}),
+        content_type="application/json",
+    )
+    assert response.status_code == 401
+
+
+def test_the_token_endpoint_refuses_a_resource_other_than_kits(module_admin):
+    registered = register(Client(), "Agent").json()
+    flow = Authorization(registered["client_id"])
+    browser = signed_in(module_admin.user)
+    url = flow.url.replace("&resource=http%3A%2F%2Ftestserver%2Fmcp", "")
+    page = browser.get(url)
+    answer = browser.post(
+        url,
+        {**form_fields(page.content.decode()), "allow": "on", "account": module_admin.account.slug},
+    )
+    code = parse_qs(urlsplit(answer["Location"]).query)["code"][0]
+    response = Client().post(
+        "/o/token/",
+        {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": flow.redirect,
+            "client_id": flow.client_id,
+            "code_verifier": flow.verifier,
+            "resource": "http://testserver/",
+        },
+    )
+    assert response.status_code == 400, response.content[:500]
+    assert response.json()["error"] == "invalid_target", response.content[:500]
+
+
+def test_rest_checks_who_is_asking_before_reading_the_body(client, module_admin):
+    anonymous = client.post("/api/v1/notes", "{", content_type="application/json")
+    assert anonymous.status_code == 401
+    reader = access_token_issue(
+        member=module_admin,
+        scopes=["outreach_read"],
+        client_name="Reader",
+        expires_days=1,
+        base_url="http://testserver",
+    )
+    scoped = client.post(
+        "/api/v1/notes", "{", content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {reader}"
+    )
+    assert scoped.status_code == 403
+    assert scoped.json()["error"]["code"] == "insufficient_scope"
+
+
+def test_refusals_for_the_account_do_not_spend_the_write_budget(client, module_admin, settings):
+    settings.KIT_WRITES_PER_MINUTE_PER_CLIENT = 3
+    bearer = _bearer(module_admin)
+    account = module_admin.account
+    account.outreach_addon = False
+    account.save()
+    for _ in range(5):
+        refused = client.post("/api/v1/notes", SAVE, content_type="application/json", **bearer)
+        assert refused.json()["error"]["code"] == "addon_required"
+    account.outreach_addon = True
+    account.save()
+    for i in range(3):
+        body = {**SAVE, "body": f"finding {i}"}
+        assert (
+            client.post(
+                "/api/v1/notes", body, content_type="application/json", **bearer
+            ).status_code
+            == 201
+        )
+
+
+def test_web_session_writes_have_a_budget_per_member(account, settings):
+    settings.KIT_WRITES_PER_MINUTE_PER_CLIENT = 2
+    first, second = (factories.member(account, admin=True) for _ in range(2))
+    one, two = signed_in(first.user), signed_in(second.user)
+    for i in range(2):
+        body = {**SAVE, "body": f"session finding {i}"}
+        assert one.post("/api/v1/notes", body, content_type="application/json").status_code == 201
+    assert one.post("/api/v1/notes", SAVE, content_type="application/json").status_code == 429
+    body = {**SAVE, "body": "the other admin"}
+    assert two.post("/api/v1/notes", body, content_type="application/json").status_code == 201

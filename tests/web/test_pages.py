@@ -271,4 +271,4 @@ def test_recall_usage_is_recorded_outside_a_transaction(module_admin):
     actor = Actor.for_member(module_admin)
     recall_record(actor=actor, recall=dossier_recall(actor=actor, domain="acme.dev"))
     event = UsageEvent.objects.get()
-    assert (event.kind, event.domain, event.from_memory) == ("recall", "acme.dev", False)
+    assert (event.kind, event.subject, event.from_memory) == ("recall", "acme.dev", False)

@@ -129,7 +129,7 @@ class Command(BaseCommand):
                     UsageEvent(
                         account=owner.account,
                         kind=UsageEvent.Kind.RECALL,
-                        domain=domain,
+                        subject=domain,
                         oauth_application=client,
                         from_memory=from_memory,
                         created_at=at,
@@ -140,7 +140,7 @@ class Command(BaseCommand):
                         UsageEvent(
                             account=owner.account,
                             kind=UsageEvent.Kind.SAVE,
-                            domain=domain,
+                            subject=domain,
                             oauth_application=client,
                             near_duplicate=rng.random() < 0.12,
                             shared_source=rng.random() < 0.25,
