@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Prospect memory at scale: recall and save latency at 1k, 100k and 1M stored notes.
+"""Kit's memories at scale: prospect recall and save at 1k, 100k and 1M stored notes, then
+business memory (``bench/business_bench.py``) alone and among 100k entries and the most notes.
 
 Seeds the notes in bulk (COPY) across many accounts and domains, then measures, at each
 size, in-process and on this machine:
@@ -330,16 +331,34 @@ def floor_recall(actor, domain: str) -> tuple:
     return notes, pairs, relationship
 
 
-def run(sizes: list[int], iterations: int) -> list[dict]:
+def business_actors():
+    """The business memory probe (1,000 entries, read) and a writer account (stores)."""
+    from outreach.access import Actor
+    from outreach.services import account_create, member_create
+
+    actors = []
+    for slug in ("business-probe", "business-writer"):
+        account = account_create(slug=slug)
+        member = member_create(account=account, email=f"{slug}@bench.example", is_module_admin=True)
+        actors.append(Actor.for_member(member))
+    return actors
+
+
+def run(sizes: list[int], iterations: int, business_entries: int) -> tuple[list[dict], list[dict]]:
+    from bench import business_bench
     from prospect_memory.payloads import recall_data
     from prospect_memory.selectors import dossier_recall
     from prospect_memory.services.notes import note_save
 
     rng = random.Random(7)
     probes = seed_probes(rng)
+    business_probe, business_writer = business_actors()
+    business_keys = business_bench.seed_probe(business_probe, rng)
+    timing = (measure, measure_together, percentile)
+    business_rows = []
     results = []
     saves = 0
-    for size in sizes:
+    for position, size in enumerate(sizes):
         t0 = time.perf_counter()
         seed_fillers(rng, size)
         seeded = time.perf_counter() - t0
@@ -391,7 +410,17 @@ def run(sizes: list[int], iterations: int) -> list[dict]:
             f"{row['ratio']:.2f} | save p50 {row['save_p50']:.2f} ms p99 {row['save_p99']:.2f} ms",
             flush=True,
         )
-    return results
+        last = position == len(sizes) - 1
+        if position == 0 or last:
+            if last and position > 0:
+                business_bench.seed_fillers(business_entries, rng)
+            label = "alone" if position == 0 else "at scale"
+            business_rows.append(
+                business_bench.measure_scale(
+                    label, business_probe, business_keys, business_writer, iterations, timing
+                )
+            )
+    return results, business_rows
 
 
 def report(results: list[dict]) -> None:
@@ -421,10 +450,20 @@ def main() -> None:
         "--sizes", default="1000,100000,1000000", help="comma-separated note counts"
     )
     parser.add_argument("--iterations", type=int, default=300, help="timed calls per measurement")
+    parser.add_argument(
+        "--business-entries",
+        type=int,
+        default=100_000,
+        help="business memory entries across accounts at the largest size",
+    )
     args = parser.parse_args()
     sizes = sorted(int(s.replace("_", "")) for s in args.sizes.split(","))
     setup(args)
-    report(run(sizes, args.iterations))
+    notes, business = run(sizes, args.iterations, args.business_entries)
+    report(notes)
+    from bench import business_bench
+
+    business_bench.report(business)
 
 
 if __name__ == "__main__":

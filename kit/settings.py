@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "kit",
     "outreach",
     "prospect_memory",
+    "prospect_memory.business",
 ]
 
 MIDDLEWARE = [
@@ -303,6 +304,10 @@ CELERY_BEAT_SCHEDULE = {
     },
     "prospect-memory-backfill-embeddings": {
         "task": "prospect_memory.tasks.backfill_embeddings",
+        "schedule": 300.0,
+    },
+    "business-memory-backfill-embeddings": {
+        "task": "prospect_memory.business.tasks.backfill_entry_embeddings",
         "schedule": 300.0,
     },
 }

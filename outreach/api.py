@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +22,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions
@@ -145,10 +147,13 @@ def _query_value(value: str, schema: dict) -> Any:
 class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...)``
     """Serve ``operation`` as this view's HTTP method of the attribute's name.
 
-    ``get`` reads the arguments from the query string (the input schema's properties;
-    others are ignored, as caches and tracking parameters add them); other methods from the
-    JSON body. The URL's parameters named in ``path`` (``<str:note_id>``) are arguments too.
+    ``get`` and ``delete`` read the arguments from the query string (the input schema's
+    properties; others are ignored, as caches and tracking parameters add them); other
+    methods from the JSON body. The URL's parameters named in ``path`` (``<str:note_id>``)
+    are arguments too. The answer's status is ``status``, or 201 when ``created_when(data)``.
     """
+
+    QUERY_METHODS = ("get", "delete")
 
     def __init__(
         self,
@@ -156,12 +161,14 @@ class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...
         *,
         operation_id: str,
         status: int = 200,
+        created_when: Callable[[dict], bool] | None = None,
         errors: tuple[int, ...] = (),
         path: tuple[str, ...] = (),
     ) -> None:
         self.operation = operation
         self.operation_id = operation_id
         self.status = status
+        self.created_when = created_when
         self.errors = (400, 401, 403, *errors, *((429,) if operation.writes else ()))
         self.path = path
         properties = operation.input_schema.get("properties", {})
@@ -173,13 +180,14 @@ class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...
 
     def _handler(self, method: str):
         operation, status, fields = self.operation, self.status, self.fields
+        created_when = self.created_when
 
         def handler(view: OperationApi, request, **path):
             # Who is asking, and with which scopes, before the body is read.
             actor, granted = view.caller(request)
             require_scope(operation, granted)
             arguments: Any = dict(path)
-            if method == "get":
+            if method in self.QUERY_METHODS:
                 arguments.update(
                     (name, _query_value(value, fields[name]))
                     for name, value in request.query_params.items()
@@ -189,7 +197,8 @@ class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...
                 body = request.data
                 arguments = {**body, **path} if isinstance(body, dict) else body
             data = execute(operation, actor=actor, granted=granted, arguments=arguments)
-            return Response({"data": data}, status=status)
+            created = created_when is not None and created_when(data)
+            return Response({"data": data}, status=201 if created else status)
 
         handler.__name__ = method
         handler.__doc__ = operation.title
@@ -200,7 +209,7 @@ class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...
         schema = operation.input_schema
         required = [name for name in schema.get("required", ()) if name in self.fields]
         parameters, request = [], None
-        if method == "get":
+        if method in self.QUERY_METHODS:
             parameters = [
                 OpenApiParameter(
                     name,
@@ -222,6 +231,7 @@ class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...
             "request": request,
             "responses": {
                 self.status: envelope(operation.data_schema),
+                **({201: envelope(operation.data_schema)} if self.created_when else {}),
                 **{
                     code: OpenApiResponse(ERROR, description=_ERROR_STATUSES[code])
                     for code in self.errors
@@ -298,6 +308,7 @@ def _seconds_until(moment: str) -> int:
     return max(int((when - timezone.now()).total_seconds()) + 1, 1)
 
 
+@csrf_exempt  # an unknown path answers 404 in the API's shape, whatever the method or cookie
 def api_not_found(request, *args, **kwargs):
     """Unknown paths under /api/ answer in the API's error shape, not an HTML page."""
     error = NotFound(

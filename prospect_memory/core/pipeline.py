@@ -66,9 +66,20 @@ class EmbeddingTarget:
     #: Dotted name of the Celery task that embeds one row, given its id as text.
     task: str
 
+    def __post_init__(self) -> None:
+        _targets[self.model._meta.label] = self
+
     @property
     def label(self) -> str:
         return self.model._meta.verbose_name
+
+
+_targets: dict[str, EmbeddingTarget] = {}
+
+
+def targets() -> list[EmbeddingTarget]:
+    """Every embedded model the memories declared (each declares its target at import)."""
+    return [_targets[label] for label in sorted(_targets)]
 
 
 def enqueue(target: EmbeddingTarget, pk: object) -> None:

@@ -321,3 +321,14 @@ def test_regression_integers_beyond_64_bits_are_answered_not_500(api):
     )
     assert response.status_code == 409
     assert response.json()["error"]["details"]["expected"] == 2**70
+
+
+def test_regression_an_unknown_api_path_is_a_json_404_even_with_a_session(client, module_admin):
+    client.force_login(module_admin.user)
+    response = client.post(
+        "/api/v1/business-memory/entries/k/versions/null/restore",
+        {},
+        content_type="application/json",
+    )
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"

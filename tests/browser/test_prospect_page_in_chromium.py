@@ -6,9 +6,6 @@ to ``artifacts/`` (or ``KIT_ARTIFACTS_DIR``).
 """
 
 import asyncio
-import os
-import shutil
-from pathlib import Path
 
 import httpx2
 import pytest
@@ -19,80 +16,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from outreach.models import Member, Prospect
 from outreach.services import access_token_issue
+from tests.browser.chrome import PASSWORD, click_and_load, csp_violations, shot
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-ARTIFACTS = Path(
-    os.environ.get("KIT_ARTIFACTS_DIR", Path(__file__).resolve().parents[2] / "artifacts")
-)
-PASSWORD = "kit-demo-password"
-
-
-@pytest.fixture
-def chromium():
-    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        pytest.skip("Chromium/ChromeDriver are not installed (scripts/browser-deps installs them)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        "--window-size=1280,1000",
-    ):
-        options.add_argument(flag)
-    # Console messages are read back to catch Content-Security-Policy violations.
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.implicitly_wait(5)
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    yield driver
-    driver.quit()
-
-
-def click_and_load(driver, element):
-    """Click something that loads a new page, and wait until the new page is there."""
-    from selenium.common.exceptions import WebDriverException
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    old = driver.find_element(By.TAG_NAME, "html")
-    try:
-        element.click()
-    except WebDriverException as error:
-        # The click started the navigation before ChromeDriver finished looking at the
-        # element ("does not belong to the document"): the new page is on its way.
-        if "does not belong to the document" not in str(error):
-            raise
-    WebDriverWait(driver, 20).until(expected_conditions.staleness_of(old))
-    WebDriverWait(driver, 20).until(
-        lambda d: d.execute_script("return document.readyState") == "complete"
-    )
-
-
-def csp_violations(driver) -> list[str]:
-    return [
-        entry["message"]
-        for entry in driver.get_log("browser")
-        if "Content Security Policy" in entry["message"]
-        or "Content-Security-Policy" in entry["message"]
-    ]
-
-
-def shot(driver, name):
-    driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
 
 
 def mcp_recall_ids(base_url: str, token: str, domain: str) -> list[str]:

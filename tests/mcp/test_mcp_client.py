@@ -73,6 +73,10 @@ def test_the_whole_agent_loop(live_kit, admin, mode):
             "outreach_save_prospect_research",
             "outreach_compact_prospect_context",
             "outreach_get_writing_guide",
+            "outreach_store_business_memory",
+            "outreach_recall_business_memory",
+            "outreach_list_business_memory",
+            "outreach_search_business_memory",
         }
         assert tools["outreach_save_prospect_research"].output_schema["required"] == ["data"]
 

@@ -54,7 +54,7 @@ def test_backfill_embeddings_command(actor):
     Note.objects.filter(id=note.id).update(
         embedding=None, embedding_status="pending", embedding_model=""
     )
-    assert "Embedded 1 note(s)." in run("backfill_embeddings")
+    assert "Notes: 1 embedded." in run("backfill_embeddings")
     assert Note.objects.get(id=note.id).embedding_status == "ready"
     with pytest.raises(CommandError, match="at least 1"):
         run("backfill_embeddings", "--limit", "0")

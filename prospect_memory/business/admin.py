@@ -1,0 +1,239 @@
+"""Staff moderation of business memory in Django admin, under model permissions.
+
+Lists show keys, layers, confidence and dates, never values; a value is decrypted on an
+entry's or version's detail page for staff with the ``view`` permission. Deletes and
+restores go through the services.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import admin, messages
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.html import format_html
+
+from outreach.access import Actor
+from outreach.errors import KitError
+from prospect_memory.business.models import Entry, EntryEvent, EntryVersion, EvictedEntry
+from prospect_memory.business.services import entry_delete, eviction_restore
+
+
+def _pretty(value) -> str:
+    return format_html(
+        "<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    )
+
+
+class ConfidenceFilter(admin.SimpleListFilter):
+    title = "confidence"
+    parameter_name = "confidence_band"
+    bands = {"low": (0, 39), "medium": (40, 69), "high": (70, 100)}
+
+    def lookups(self, request, model_admin):
+        return [(name, f"{name} ({low}-{high})") for name, (low, high) in self.bands.items()]
+
+    def queryset(self, request, queryset):
+        band = self.bands.get(self.value())
+        return queryset.filter(confidence__range=band) if band else queryset
+
+
+class ExpiryFilter(admin.SimpleListFilter):
+    title = "expiry"
+    parameter_name = "expiry"
+
+    def lookups(self, request, model_admin):
+        return [("none", "Never expires"), ("later", "Expires later"), ("past", "Expired")]
+
+    def queryset(self, request, queryset):
+        now = timezone.now()
+        if self.value() == "none":
+            return queryset.filter(expires_at__isnull=True)
+        if self.value() == "later":
+            return queryset.filter(expires_at__gt=now)
+        if self.value() == "past":
+            return queryset.filter(expires_at__lte=now)
+        return queryset
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+_ENTRY_FIELDS = [
+    "id",
+    "account",
+    "layer",
+    "member",
+    "key",
+    "decrypted_value",
+    "category",
+    "confidence",
+    "version",
+    "status",
+    "expires_at",
+    "retired_at",
+    "access_count",
+    "last_accessed_at",
+    "source_pipeline_id",
+    "source_execution_id",
+    "source_step_id",
+    "source_extracted_at",
+    "written_by_label",
+    "oauth_application",
+    "created_at",
+    "updated_at",
+    "embedding_status",
+    "embedding_model",
+]
+
+
+@admin.register(Entry)
+class EntryAdmin(ReadOnlyAdmin):
+    list_display = [
+        "key",
+        "account",
+        "layer",
+        "member",
+        "category",
+        "confidence",
+        "version",
+        "access_count",
+        "expires_at",
+        "status",
+    ]
+    list_filter = ["account", "layer", "category", ConfidenceFilter, ExpiryFilter, "status"]
+    search_fields = ["key", "=id"]
+    list_select_related = ["account", "member__user"]
+    fields = _ENTRY_FIELDS
+    readonly_fields = _ENTRY_FIELDS
+    actions = ["delete_entries"]
+
+    @admin.display(description="Value")
+    def decrypted_value(self, entry):
+        return _pretty(entry.value)
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)  # deletes go through the service
+        return actions
+
+    def delete_model(self, request, obj):
+        self._delete(request, obj)
+
+    def _delete(self, request, entry) -> bool:
+        try:
+            entry_delete(
+                actor=Actor.for_staff(request.user, entry.account),
+                key=entry.key,
+                layer=entry.layer,
+                member=entry.member,
+            )
+        except KitError as error:
+            self.message_user(request, f"{entry.key}: {error.message}", messages.ERROR)
+            return False
+        return True
+
+    @admin.action(
+        description="Delete selected entries (with an event each)", permissions=["delete"]
+    )
+    def delete_entries(self, request, queryset):
+        deleted = sum(
+            self._delete(request, e)
+            for e in queryset.select_related("account", "member").filter(status="live")
+        )
+        self.message_user(request, f"Deleted {deleted} entr(y/ies).", messages.SUCCESS)
+
+
+@admin.register(EvictedEntry)
+class EvictedEntryAdmin(ReadOnlyAdmin):
+    list_display = ["key", "account", "layer", "member", "confidence", "status", "retired_at"]
+    list_filter = ["account", "layer", "category", ConfidenceFilter, "status"]
+    search_fields = ["key", "=id"]
+    list_select_related = ["account", "member__user"]
+    fields = _ENTRY_FIELDS
+    readonly_fields = _ENTRY_FIELDS
+    actions = ["restore"]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .filter(Q(status__in=["evicted", "expired"]) | Q(expires_at__lte=timezone.now()))
+        )
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="Value")
+    def decrypted_value(self, entry):
+        return _pretty(entry.value)
+
+    def has_restore_permission(self, request) -> bool:
+        return request.user.has_perm("business_memory.restore_evictedentry")
+
+    @admin.action(description="Restore selected entries to their layer", permissions=["restore"])
+    def restore(self, request, queryset):
+        for entry in queryset.select_related("account"):
+            try:
+                result = eviction_restore(
+                    actor=Actor.for_staff(request.user, entry.account), entry_id=entry.pk
+                )
+            except KitError as error:
+                self.message_user(request, f"{entry.key}: {error.message}", messages.ERROR)
+            else:
+                gone = ", ".join(e["key"] for e in result.evicted)
+                note = f"; {gone} evicted to make room" if gone else ""
+                self.message_user(request, f"Restored {entry.key}{note}.", messages.SUCCESS)
+
+
+_VERSION_FIELDS = [
+    "entry",
+    "account",
+    "version",
+    "decrypted_value",
+    "category",
+    "confidence",
+    "strategy",
+    "source_pipeline_id",
+    "source_execution_id",
+    "source_step_id",
+    "source_extracted_at",
+    "written_by_label",
+    "oauth_application",
+    "written_at",
+]
+
+
+@admin.register(EntryVersion)
+class EntryVersionAdmin(ReadOnlyAdmin):
+    list_display = ["entry", "version", "account", "category", "confidence", "written_at"]
+    list_filter = ["account", "category", ConfidenceFilter]
+    search_fields = ["entry__key"]
+    list_select_related = ["entry", "account"]
+    fields = _VERSION_FIELDS
+    readonly_fields = _VERSION_FIELDS
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="Value")
+    def decrypted_value(self, version):
+        return _pretty(version.value)
+
+
+@admin.register(EntryEvent)
+class EntryEventAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "account", "action", "layer", "key", "version", "actor"]
+    list_filter = ["action", "layer", "account"]
+    search_fields = ["key", "actor", "=entry_id"]
+    list_select_related = ["account"]
+    date_hierarchy = "created_at"
+
+    def has_delete_permission(self, request, obj=None):
+        return False

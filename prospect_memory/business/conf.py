@@ -1,0 +1,36 @@
+"""Business memory's settings: one ``BUSINESS_MEMORY`` dict merged over ``DEFAULTS``.
+
+The limits of SPEC section 12; every text that names one is built from here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prospect_memory.conf import AppSettings
+
+DEFAULTS: dict[str, Any] = {
+    # Entries.
+    "KEY_MAX_CHARS": 100,
+    "VALUE_MAX_BYTES": 16 * 1024,
+    "VALUE_MAX_DEPTH": 32,
+    "SOURCE_ID_MAX_CHARS": 200,
+    "CONFIDENCE_DEFAULT": 50,
+    "TTL_MIN_SECONDS": 60,
+    "TTL_MAX_SECONDS": 366 * 24 * 3600,
+    # Capacity of a layer; past it the lowest-confidence live entry is evicted.
+    "ACCOUNT_CAPACITY": 1000,
+    "MEMBER_CAPACITY": 200,
+    # History and retention.
+    "HISTORY_VERSIONS": 20,
+    "RETIRED_KEEP_DAYS": 30,
+    # Reading.
+    "LIST_LIMIT_DEFAULT": 20,
+    "LIST_LIMIT_MAX": 100,
+    "SEARCH_LIMIT_MAX": 20,
+    "SEARCH_QUERY_MAX_CHARS": 1000,
+    # Cosine distance at or below which a search result counts as related; None: rank only.
+    "SEARCH_MAX_DISTANCE": None,
+}
+
+business_settings = AppSettings("BUSINESS_MEMORY", DEFAULTS)

@@ -1,0 +1,25 @@
+"""The refusals business memory adds to SPEC section 7."""
+
+from outreach.errors import KitError, NotFound, ValidationFailed
+
+__all__ = ["MergeTypeMismatch", "NotFound", "ValidationFailed", "ValueTooLarge", "VersionMismatch"]
+
+
+class ValueTooLarge(KitError):
+    code = "value_too_large"
+    http_status = 413
+
+
+class MergeTypeMismatch(KitError):
+    code = "merge_type_mismatch"
+    http_status = 409
+
+
+class VersionMismatch(KitError):
+    code = "version_mismatch"
+    http_status = 409
+
+
+class KeyTaken(KitError):
+    code = "key_taken"
+    http_status = 409

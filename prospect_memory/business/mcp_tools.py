@@ -1,0 +1,8 @@
+"""Business memory's operations served as MCP tools, registered at ``ready()``."""
+
+from outreach.mcp.registry import registry
+from prospect_memory.business.operations import MCP_OPERATIONS
+
+
+def register() -> None:
+    registry.register(*MCP_OPERATIONS)

@@ -1,0 +1,272 @@
+"""Business memory: entries of an account's shared layer and of each member's own layer.
+
+A value is stored only as ciphertext bound to its account, entry and field
+(``prospect_memory.core.crypto.SealedField``), and so is every kept version. Rules live in
+``rules``, ``services`` and ``selectors``; the database holds what must never break: one
+live entry per key and layer, a member layer belongs to one member, confidence 0 to 100,
+keys in their alphabet, an entry that left the live set says when.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from outreach.models import Account, Member
+from prospect_memory.core.crypto import SealedField
+from prospect_memory.core.models import EmbeddedModel, EmbeddingStatus
+
+KEY_PATTERN = r"^[a-z0-9][a-z0-9_.:-]*$"
+
+
+class Layer(models.TextChoices):
+    ACCOUNT = "account", "Account (shared)"
+    MEMBER = "member", "Member (own context)"
+
+
+class EntryStatus(models.TextChoices):
+    LIVE = "live", "Live"
+    EVICTED = "evicted", "Evicted (over capacity)"
+    EXPIRED = "expired", "Expired"
+
+
+class Category(models.TextChoices):
+    FACT = "fact", "Fact"
+    INSIGHT = "insight", "Insight"
+    PREFERENCE = "preference", "Preference"
+    OUTCOME = "outcome", "Outcome"
+
+
+def _layer_owner_consistent() -> Q:
+    return (Q(layer=Layer.ACCOUNT) & Q(member__isnull=True)) | (
+        Q(layer=Layer.MEMBER) & Q(member__isnull=False)
+    )
+
+
+class Shelf(models.Model):
+    """One layer of an account's business memory (the account's, or one member's).
+
+    The lock anchor of its writes: every store, delete and restore in the layer locks this
+    row first, so the capacity count and the key's existence are seen in one order.
+    """
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    layer = models.CharField(max_length=8, choices=Layer.choices)
+    member = models.ForeignKey(
+        Member, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "layer", "member"],
+                nulls_distinct=False,
+                name="shelf_unique_layer",
+            ),
+            models.CheckConstraint(condition=_layer_owner_consistent(), name="shelf_layer_owner"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.layer} shelf of account {self.account_id}"
+
+
+class Entry(EmbeddedModel):
+    """One structured record of what the account (or one member) knows."""
+
+    Status = EntryStatus
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    layer = models.CharField(max_length=8, choices=Layer.choices)
+    member = models.ForeignKey(
+        Member, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    key = models.CharField(max_length=100)
+    value_ciphertext = models.BinaryField()
+    value_bytes = models.PositiveIntegerField(help_text="Size of the value as compact JSON.")
+    category = models.CharField(max_length=10, choices=Category.choices, default=Category.FACT)
+    confidence = models.PositiveSmallIntegerField(default=50)
+    source_pipeline_id = models.CharField(max_length=200, blank=True)
+    source_execution_id = models.CharField(max_length=200, blank=True)
+    source_step_id = models.CharField(max_length=200, blank=True)
+    source_extracted_at = models.DateTimeField(null=True, blank=True)
+    # Who wrote the current version: recorded by Kit, not given by the caller.
+    written_by = models.ForeignKey(
+        Member, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    written_by_label = models.CharField(max_length=254, blank=True)
+    oauth_application = models.ForeignKey(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    version = models.PositiveIntegerField(default=1)
+    #: How the current version came about: a store's strategy, or "restore".
+    strategy = models.CharField(max_length=10, default="overwrite")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    access_count = models.BigIntegerField(default=0)
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.LIVE)
+    #: When it left the live set (evicted or expired); kept RETIRED_KEEP_DAYS for restore.
+    retired_at = models.DateTimeField(null=True, blank=True)
+    #: Set by consolidation: this key answers for another entry of its layer.
+    alias_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="aliases"
+    )
+
+    value_json = SealedField("value_ciphertext")
+
+    class Meta(EmbeddedModel.Meta):
+        verbose_name_plural = "entries"
+        ordering = ["-confidence", "key"]
+        constraints = [
+            *EmbeddedModel.Meta.constraints,
+            models.UniqueConstraint(
+                fields=["account", "key"],
+                condition=Q(layer=Layer.ACCOUNT, status=EntryStatus.LIVE),
+                name="entry_account_key_live",
+            ),
+            models.UniqueConstraint(
+                fields=["account", "member", "key"],
+                condition=Q(layer=Layer.MEMBER, status=EntryStatus.LIVE),
+                name="entry_member_key_live",
+            ),
+            models.CheckConstraint(condition=_layer_owner_consistent(), name="entry_layer_owner"),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0) & Q(confidence__lte=100),
+                name="entry_confidence_range",
+            ),
+            models.CheckConstraint(condition=Q(key__regex=KEY_PATTERN), name="entry_key_alphabet"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="entry_version_positive"),
+            models.CheckConstraint(
+                condition=(Q(status=EntryStatus.LIVE) & Q(retired_at__isnull=True))
+                | (
+                    Q(status__in=[EntryStatus.EVICTED, EntryStatus.EXPIRED])
+                    & Q(retired_at__isnull=False)
+                ),
+                name="entry_retired_iff_not_live",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["account", "layer", "member", "status", "key"], name="entry_layer_key"
+            ),
+            models.Index(
+                fields=["account", "layer", "member", "status", "-confidence"],
+                name="entry_layer_rank",
+            ),
+            models.Index(
+                fields=["embedding_status"],
+                name="entry_embedding_backlog",
+                condition=~Q(embedding_status=EmbeddingStatus.READY),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.layer}:{self.key}"
+
+    @property
+    def value(self):
+        return json.loads(self.value_json)
+
+
+class EntryVersion(models.Model):
+    """A version an entry had before a change: the 20 newest per entry are kept."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    entry = models.ForeignKey(Entry, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    value_ciphertext = models.BinaryField()
+    category = models.CharField(max_length=10, choices=Category.choices)
+    confidence = models.PositiveSmallIntegerField()
+    source_pipeline_id = models.CharField(max_length=200, blank=True)
+    source_execution_id = models.CharField(max_length=200, blank=True)
+    source_step_id = models.CharField(max_length=200, blank=True)
+    source_extracted_at = models.DateTimeField(null=True, blank=True)
+    #: How this version came about: a store's strategy, or "restore".
+    strategy = models.CharField(max_length=10)
+    written_by = models.ForeignKey(
+        Member, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    written_by_label = models.CharField(max_length=254, blank=True)
+    oauth_application = models.ForeignKey(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    written_at = models.DateTimeField()
+
+    value_json = SealedField("value_ciphertext")
+
+    class Meta:
+        ordering = ["-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["entry", "version"], name="entry_version_unique"),
+        ]
+        indexes = [models.Index(fields=["account", "entry", "-version"], name="entry_history")]
+
+    def __str__(self) -> str:
+        return f"version {self.version} of entry {self.entry_id}"
+
+    @property
+    def value(self):
+        return json.loads(self.value_json)
+
+
+class EvictedEntry(Entry):
+    """Entries that left the live set (evicted or expired), for the admin's restore list."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "evicted or expired entry"
+        permissions = [("restore_evictedentry", "Can restore an evicted or expired entry")]
+
+
+class EntryEvent(models.Model):
+    """Who did what to which key. Keys and actors only, never a value."""
+
+    class Action(models.TextChoices):
+        STORE = "store", "Store"
+        DELETE = "delete", "Delete"
+        EVICT = "evict", "Evict"
+        RESTORE_VERSION = "restore_version", "Restore a version"
+        RESTORE_EVICTION = "restore_eviction", "Restore an eviction"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    action = models.CharField(max_length=16, choices=Action.choices)
+    layer = models.CharField(max_length=8, choices=Layer.choices)
+    key = models.CharField(max_length=100)
+    entry_id = models.UUIDField(null=True, blank=True)
+    version = models.PositiveIntegerField(null=True, blank=True)
+    member = models.ForeignKey(
+        Member, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor = models.CharField(max_length=254, help_text="The acting user, kept if the seat goes.")
+    oauth_application = models.ForeignKey(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["account", "-created_at"], name="entry_event_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.layer}:{self.key}"

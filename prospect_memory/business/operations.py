@@ -1,0 +1,270 @@
+"""Business memory's operations, each declared once (``outreach.operations.Operation``).
+
+MCP serves store, recall, list and search as tools (``mcp_tools``); REST serves all of them
+(``api``), with delete, history and the restores as REST only: people decide those.
+"""
+
+from __future__ import annotations
+
+from outreach import scopes
+from outreach.access import Actor
+from outreach.operations import Operation
+from prospect_memory.business import payloads, schemas
+from prospect_memory.business.conf import business_settings as limits
+from prospect_memory.business.models import Layer
+from prospect_memory.business.rules import UNSET
+from prospect_memory.business.selectors import (
+    entries_list,
+    entries_search,
+    entry_history,
+    entry_recall,
+    evictions_list,
+)
+from prospect_memory.business.services import (
+    entry_delete,
+    entry_store,
+    eviction_restore,
+    layer_role,
+    version_restore,
+)
+from prospect_memory.core import metering
+from prospect_memory.core.models import UsageEvent
+
+
+def _store(actor: Actor, arguments: dict) -> dict:
+    result = entry_store(
+        actor=actor,
+        key=arguments["key"],
+        value=arguments["value"],
+        layer=arguments.get("layer", Layer.ACCOUNT),
+        category=arguments.get("category"),
+        confidence=arguments.get("confidence"),
+        source=arguments.get("source"),
+        ttl_seconds=arguments.get("ttl_seconds", UNSET),
+        strategy=arguments.get("strategy", "overwrite"),
+        expected_version=arguments.get("expected_version"),
+    )
+    return payloads.store_data(result)
+
+
+def _meter(actor: Actor, kind: str, subject: str = "") -> None:
+    metering.usage_record(
+        actor=actor, memory=UsageEvent.Memory.BUSINESS, kind=kind, subject=subject, flush=False
+    )
+
+
+def _recall(actor: Actor, arguments: dict) -> dict:
+    recall = entry_recall(
+        actor=actor,
+        key=arguments["key"],
+        layer=arguments.get("layer", "merged"),
+        include_history=arguments.get("include_history", False),
+    )
+    _meter(actor, UsageEvent.Kind.RECALL, recall.entry.key if recall.entry else "")
+    return payloads.recall_data(recall)
+
+
+def _list(actor: Actor, arguments: dict) -> dict:
+    page = entries_list(
+        actor=actor,
+        layer=arguments.get("layer", "merged"),
+        category=arguments.get("category"),
+        limit=arguments.get("limit"),
+        cursor=arguments.get("cursor"),
+    )
+    _meter(actor, UsageEvent.Kind.LIST)
+    return payloads.page_data(page)
+
+
+def _search(actor: Actor, arguments: dict) -> dict:
+    search = entries_search(
+        actor=actor,
+        query=arguments["query"],
+        layer=arguments.get("layer", "merged"),
+        category=arguments.get("category"),
+        limit=arguments.get("limit"),
+    )
+    _meter(actor, UsageEvent.Kind.SEARCH)
+    return payloads.search_data(search)
+
+
+def _delete(actor: Actor, arguments: dict) -> dict:
+    result = entry_delete(
+        actor=actor,
+        key=arguments["key"],
+        layer=arguments.get("layer", Layer.ACCOUNT),
+        expected_version=arguments.get("expected_version"),
+    )
+    return payloads.delete_data(result)
+
+
+def _history(actor: Actor, arguments: dict) -> dict:
+    entry, versions = entry_history(
+        actor=actor, key=arguments["key"], layer=arguments.get("layer", Layer.ACCOUNT)
+    )
+    return payloads.history_data(entry, versions)
+
+
+def _restore_version(actor: Actor, arguments: dict) -> dict:
+    result = version_restore(
+        actor=actor,
+        key=arguments["key"],
+        version=arguments["version"],
+        layer=arguments.get("layer", Layer.ACCOUNT),
+        expected_version=arguments.get("expected_version"),
+    )
+    return payloads.store_data(result)
+
+
+def _evictions(actor: Actor, arguments: dict) -> dict:
+    return payloads.evictions_data(
+        evictions_list(actor=actor, layer=arguments.get("layer", Layer.ACCOUNT))
+    )
+
+
+def _restore_eviction(actor: Actor, arguments: dict) -> dict:
+    return payloads.store_data(eviction_restore(actor=actor, entry_id=arguments["entry_id"]))
+
+
+def _writer(arguments: dict) -> str:
+    return layer_role(arguments.get("layer", Layer.ACCOUNT))
+
+
+STORE = Operation(
+    name="outreach_store_business_memory",
+    title="Store what the account (or you) should remember",
+    description=(
+        "Write one structured entry of business memory: the account's shared knowledge "
+        "(layer account: ICP, scoring rubrics, brand voice, catalog, learned patterns; needs "
+        "an Outreach module admin) or your own context (layer member). Write what you learned "
+        "as a learned pattern with category insight or outcome, a confidence (0-100) and a "
+        "source (pipeline_id, execution_id, step_id, extracted_at), so people can see where "
+        "it came from. When the key exists, strategy decides: overwrite, append to an array, "
+        "increment a number, max or min. Before changing an entry someone else wrote, recall "
+        "it and pass expected_version: on version_mismatch, recall again and merge. Values "
+        f"are at most {limits.VALUE_MAX_BYTES:,} bytes; past {limits.ACCOUNT_CAPACITY:,} "
+        f"account entries ({limits.MEMBER_CAPACITY} of your own) the lowest-confidence entry "
+        "is evicted and named in the answer."
+    ),
+    input_schema=schemas.STORE_INPUT,
+    data_schema=schemas.STORE,
+    scope=scopes.WRITE,
+    role=_writer,
+    run=_store,
+)
+
+RECALL = Operation(
+    name="outreach_recall_business_memory",
+    title="Recall one business memory entry by key",
+    description=(
+        "Read one entry by key. Call this at the start of a run for the baseline you need "
+        "(icp_definition, scoring rubric, brand voice and banned phrases, product catalog) "
+        "instead of guessing. layer merged (default) gives your own entry when you have one, "
+        "else the account's; the entry says which layer it came from. found false means "
+        "nothing is stored under that key (or it expired): not an error."
+    ),
+    input_schema=schemas.RECALL_INPUT,
+    data_schema=schemas.RECALL,
+    scope=scopes.READ,
+    run=_recall,
+    read_only=True,
+)
+
+LIST = Operation(
+    name="outreach_list_business_memory",
+    title="List business memory entries",
+    description=(
+        "List entries by confidence, then last use, optionally one category "
+        f"(fact, insight, preference, outcome), {limits.LIST_LIMIT_DEFAULT} per page "
+        f"(at most {limits.LIST_LIMIT_MAX}); pass next_cursor for the next page. Use it to "
+        "see what the account knows before a run; listing does not count as a use."
+    ),
+    input_schema=schemas.LIST_INPUT,
+    data_schema=schemas.PAGE,
+    scope=scopes.READ,
+    run=_list,
+    read_only=True,
+    idempotent=True,
+)
+
+SEARCH = Operation(
+    name="outreach_search_business_memory",
+    title="Search business memory by meaning",
+    description=(
+        "Find entries by meaning over their key, category and value, nearest first "
+        f"(at most {limits.SEARCH_LIMIT_MAX}). Entries still waiting for their embedding are "
+        "matched on their key and counted in not_compared: an empty answer with "
+        "not_compared above 0 is not proof that nothing is known."
+    ),
+    input_schema=schemas.SEARCH_INPUT,
+    data_schema=schemas.SEARCH,
+    scope=scopes.READ,
+    run=_search,
+    read_only=True,
+)
+
+DELETE = Operation(
+    name="outreach_delete_business_memory",
+    title="Delete a business memory entry",
+    description="Removes the entry and its history for good; an event keeps who and which key.",
+    input_schema=schemas.KEY_IN_LAYER_INPUT,
+    data_schema=schemas.DELETE,
+    scope=scopes.WRITE,
+    role=_writer,
+    run=_delete,
+    destructive=True,
+)
+
+HISTORY = Operation(
+    name="outreach_business_memory_history",
+    title="An entry and its kept versions",
+    description=f"The entry and its {limits.HISTORY_VERSIONS} newest earlier versions.",
+    input_schema=schemas.HISTORY_INPUT,
+    data_schema=schemas.HISTORY,
+    scope=scopes.READ,
+    run=_history,
+    read_only=True,
+    idempotent=True,
+)
+
+RESTORE_VERSION = Operation(
+    name="outreach_restore_business_memory_version",
+    title="Make an earlier version of an entry current again",
+    description="Stored as a new version; the current one is kept in the history.",
+    input_schema=schemas.RESTORE_VERSION_INPUT,
+    data_schema=schemas.STORE,
+    scope=scopes.WRITE,
+    role=_writer,
+    run=_restore_version,
+)
+
+EVICTIONS = Operation(
+    name="outreach_list_business_memory_evictions",
+    title="Entries that were evicted or expired",
+    description=(
+        f"Entries that left the memory in the last {limits.RETIRED_KEEP_DAYS} days (evicted "
+        "over capacity, or expired) and can be restored."
+    ),
+    input_schema=schemas.EVICTIONS_INPUT,
+    data_schema=schemas.EVICTIONS,
+    scope=scopes.READ,
+    run=_evictions,
+    read_only=True,
+    idempotent=True,
+)
+
+RESTORE_EVICTION = Operation(
+    name="outreach_restore_business_memory_eviction",
+    title="Bring an evicted or expired entry back",
+    description=(
+        "The entry returns to its layer without an expiry; if the layer is full, the "
+        "lowest-confidence entry is evicted in its place."
+    ),
+    input_schema=schemas.EVICTION_ID_INPUT,
+    data_schema=schemas.STORE,
+    scope=scopes.WRITE,
+    run=_restore_eviction,
+)
+
+#: Served as MCP tools; the rest are REST only.
+MCP_OPERATIONS = (STORE, RECALL, LIST, SEARCH)

@@ -1,0 +1,354 @@
+"""The rules of business memory (SPEC section 12), each defined once.
+
+What a key, value, category, confidence, source, TTL, strategy and expected version may be
+(every problem of a call reported at once, by field), and what each merge strategy makes of
+an existing value. Every number comes from ``business.conf``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from prospect_memory.business.conf import business_settings
+from prospect_memory.business.errors import MergeTypeMismatch, ValidationFailed, ValueTooLarge
+from prospect_memory.business.models import Category, Layer
+from prospect_memory.core.embeddings import input_text
+
+_KEY = re.compile(r"[a-z0-9][a-z0-9_.:-]*", re.ASCII)
+_SOURCE_IDS = ("pipeline_id", "execution_id", "step_id")
+INT64 = (-(2**63), 2**63 - 1)
+
+
+class Strategy:
+    OVERWRITE = "overwrite"
+    APPEND = "append"
+    INCREMENT = "increment"
+    MAX = "max"
+    MIN = "min"
+    ALL = (OVERWRITE, APPEND, INCREMENT, MAX, MIN)
+    NUMERIC = (INCREMENT, MAX, MIN)
+
+
+class _Unset:
+    """An argument that was left out (as opposed to given as null)."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+
+READ_LAYERS = ("merged", Layer.ACCOUNT, Layer.MEMBER)
+
+
+class FieldProblems:
+    """Collects problems by field, to report every one of a call at once."""
+
+    def __init__(self) -> None:
+        self.fields: dict[str, list[str]] = {}
+
+    def add(self, field: str, message: str) -> None:
+        self.fields.setdefault(field, []).append(message)
+
+    def raise_if_any(self) -> None:
+        if not self.fields:
+            return
+        field, messages = next(iter(self.fields.items()))
+        count = sum(len(m) for m in self.fields.values())
+        more = f" (and {count - 1} more problem(s), see details)" if count > 1 else ""
+        raise ValidationFailed(f"{field}: {messages[0]}{more}.", details={"fields": self.fields})
+
+
+def _whole_number(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: object) -> bool:
+    return (_whole_number(value) or isinstance(value, float)) and not (
+        isinstance(value, float) and not math.isfinite(value)
+    )
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if _whole_number(value) or isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+# --- fields ------------------------------------------------------------------------------
+
+
+def clean_key(key: object, problems: FieldProblems, field: str = "key") -> str:
+    limit = business_settings.KEY_MAX_CHARS
+    rule = f"1 to {limit} characters of a-z, 0-9, _ . : -, starting with a letter or digit"
+    if not isinstance(key, str):
+        problems.add(field, f"{field} must be a string: {rule}")
+        return ""
+    # Only ASCII is lower-cased: some other letters (the Kelvin sign) lower-case to ASCII.
+    cleaned = key.lower() if key.isascii() else key
+    if not cleaned or len(cleaned) > limit or not _KEY.fullmatch(cleaned):
+        problems.add(field, f"{field} {key[:40]!r} is not a key: {rule}")
+    return cleaned
+
+
+def _depth(value: Any) -> int:
+    stack, deepest = [(value, 1)], 0
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+    return deepest
+
+
+def encode_value(value: Any, field: str = "value") -> str:
+    """The stored form of a value: compact JSON, within the size limit, or a refusal."""
+    limit = business_settings.VALUE_MAX_BYTES
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        size = len(text.encode("utf-8"))
+    except ValueError:
+        raise ValidationFailed(
+            f"{field} contains NaN or Infinity, which JSON cannot carry; send finite numbers.",
+            details={"fields": {field: ["not finite"]}},
+        ) from None
+    except UnicodeEncodeError:
+        raise ValidationFailed(
+            f"{field} contains an invalid Unicode character (a lone surrogate).",
+            details={"fields": {field: ["invalid Unicode"]}},
+        ) from None
+    if size > limit:
+        raise ValueTooLarge(
+            f"{field} is {size:,} bytes as compact JSON; the limit is {limit:,}. Nothing was "
+            "cut or stored: keep the entry smaller or split it into several keys.",
+            details={"field": field, "size_bytes": size, "limit_bytes": limit},
+        )
+    return text
+
+
+def check_value(value: object, problems: FieldProblems) -> None:
+    if value is None:
+        problems.add("value", "value is required and may be any JSON value but null")
+        return
+    limit = business_settings.VALUE_MAX_DEPTH
+    if _depth(value) > limit:
+        problems.add("value", f"value nests deeper than {limit} levels; flatten it")
+
+
+def clean_category(category: object, problems: FieldProblems) -> str | None:
+    if category is None:
+        return None
+    if category not in Category.values:
+        problems.add("category", f"category must be one of {', '.join(Category.values)}")
+    return category if isinstance(category, str) else None
+
+
+def clean_confidence(confidence: object, problems: FieldProblems) -> int | None:
+    if confidence is None:
+        return None
+    if not _whole_number(confidence) or not 0 <= confidence <= 100:
+        problems.add(
+            "confidence",
+            f"confidence must be a whole number from 0 to 100, not {json.dumps(confidence)[:40]}",
+        )
+        return None
+    return confidence
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where an entry came from, as the caller said (Kit adds who, through what, when)."""
+
+    pipeline_id: str = ""
+    execution_id: str = ""
+    step_id: str = ""
+    extracted_at: datetime | None = None
+
+    def as_data(self) -> dict:
+        return {
+            "pipeline_id": self.pipeline_id or None,
+            "execution_id": self.execution_id or None,
+            "step_id": self.step_id or None,
+            "extracted_at": (
+                self.extracted_at.isoformat().replace("+00:00", "Z") if self.extracted_at else None
+            ),
+        }
+
+
+def clean_source(source: object, problems: FieldProblems) -> Source | None:
+    if source is None:
+        return None
+    if not isinstance(source, dict):
+        problems.add("source", "source must be an object (pipeline_id, execution_id, ...)")
+        return None
+    allowed = (*_SOURCE_IDS, "extracted_at")
+    for name in sorted(set(source) - set(allowed)):
+        problems.add(f"source.{name}", f"unknown field; source takes {', '.join(allowed)}")
+    limit = business_settings.SOURCE_ID_MAX_CHARS
+    ids: dict[str, str] = {}
+    for name in _SOURCE_IDS:
+        value = source.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not 1 <= len(value) <= limit:
+            problems.add(f"source.{name}", f"must be a string of 1 to {limit} characters")
+        else:
+            ids[name] = value
+    extracted = source.get("extracted_at")
+    when = None
+    if extracted is not None:
+        try:
+            when = datetime.fromisoformat(str(extracted).replace("Z", "+00:00"))
+        except ValueError:
+            problems.add("source.extracted_at", "must be a time like 2026-11-04T14:22:00Z")
+        else:
+            if timezone.is_naive(when):
+                when = timezone.make_aware(when, UTC)
+            if when > timezone.now() + timedelta(minutes=5):
+                problems.add("source.extracted_at", "is in the future; give when it was extracted")
+    return Source(**ids, extracted_at=when)
+
+
+def clean_ttl(ttl: object, problems: FieldProblems) -> int | _Unset | None:
+    """Seconds until expiry; None removes an expiry; UNSET keeps the current one."""
+    if ttl is UNSET or ttl is None:
+        return ttl
+    low, high = business_settings.TTL_MIN_SECONDS, business_settings.TTL_MAX_SECONDS
+    if not _whole_number(ttl) or not low <= ttl <= high:
+        problems.add(
+            "ttl_seconds",
+            f"ttl_seconds must be a whole number from {low:,} to {high:,} ({high // 86400} "
+            "days), or null to remove an expiry",
+        )
+        return UNSET
+    return ttl
+
+
+def clean_choice(value: object, choices: tuple[str, ...], field: str, problems: FieldProblems):
+    if value not in choices:
+        problems.add(field, f"{field} must be one of {', '.join(choices)}")
+        return None
+    return value
+
+
+def clean_expected_version(value: object, problems: FieldProblems) -> int | None:
+    if value is None:
+        return None
+    if not _whole_number(value) or value < 0:
+        problems.add(
+            "expected_version",
+            "expected_version must be a whole number: the version you read, or 0 for "
+            "'must not exist yet'",
+        )
+        return None
+    return value
+
+
+def check_strategy_value(strategy: str | None, value: object, problems: FieldProblems) -> None:
+    if strategy in Strategy.NUMERIC and not _number(value):
+        problems.add("value", f"{strategy} takes a number, not a {json_type(value)}")
+    in_range = not _whole_number(value) or INT64[0] <= value <= INT64[1]
+    if strategy == Strategy.INCREMENT and not in_range:
+        problems.add("value", "value is outside the 64-bit integer range")
+
+
+# --- merging -----------------------------------------------------------------------------
+
+
+def merged_value(strategy: str, current: Any, new: Any, *, exists: bool) -> Any:
+    """What ``strategy`` stores, given the ``current`` value (when the key ``exists``)."""
+    if not exists:
+        if strategy == Strategy.APPEND and not isinstance(new, list):
+            return [new]
+        return new
+    if strategy == Strategy.OVERWRITE:
+        return new
+    if strategy == Strategy.APPEND:
+        if not isinstance(current, list):
+            raise _mismatch(strategy, current, new, "an array")
+        return [*current, *(new if isinstance(new, list) else [new])]
+    if not _number(current):
+        raise _mismatch(strategy, current, new, "a number")
+    if strategy == Strategy.MAX:
+        return max(current, new)
+    if strategy == Strategy.MIN:
+        return min(current, new)
+    total = current + new
+    if _whole_number(total) and not INT64[0] <= total <= INT64[1]:
+        raise ValidationFailed(
+            f"increment would take the value past the 64-bit integer range ({current} + {new}); "
+            "nothing was changed.",
+            details={"fields": {"value": ["overflow"]}, "reason": "overflow"},
+        )
+    if isinstance(total, float) and not math.isfinite(total):
+        raise ValidationFailed(
+            "increment would make the value infinite; nothing was changed.",
+            details={"fields": {"value": ["not finite"]}, "reason": "not_finite"},
+        )
+    return total
+
+
+def _mismatch(strategy: str, current: Any, new: Any, wanted: str) -> MergeTypeMismatch:
+    return MergeTypeMismatch(
+        f"{strategy} needs the stored value to be {wanted}, but it is a {json_type(current)}; "
+        "nothing was changed. Use strategy overwrite to replace it.",
+        details={
+            "strategy": strategy,
+            "stored_type": json_type(current),
+            "given_type": json_type(new),
+        },
+    )
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def flattened(value: Any) -> str:
+    """A value's text for embedding: keys and leaves, one per line."""
+    lines: list[str] = []
+
+    def walk(item: Any, prefix: str) -> None:
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                walk(inner, f"{prefix}{key}: ")
+        elif isinstance(item, list):
+            for inner in item:
+                walk(inner, prefix)
+        else:
+            lines.append(f"{prefix}{item}")
+
+    walk(value, "")
+    return "\n".join(lines)
+
+
+def embedding_input(key: str, category: str, value: Any) -> str:
+    """An entry's embedding input: key, category and the value's text, cut to the limit."""
+    return input_text(f"{key.replace('_', ' ')}\n{category}\n{flattened(value)}")
+
+
+def expires_at(ttl: int | None, now: datetime) -> datetime | None:
+    return now + timedelta(seconds=ttl) if ttl is not None else None
+
+
+def capacity(layer: str) -> int:
+    if layer == Layer.ACCOUNT:
+        return business_settings.ACCOUNT_CAPACITY
+    return business_settings.MEMBER_CAPACITY

@@ -1,0 +1,500 @@
+"""Reads of business memory. Every query filters by the acting account, and a member layer
+by the acting member: no one else (not another member, not an admin's token, not staff)
+reads, counts or ranks a member's own context.
+
+Expired entries disappear from every read at once (``expires_at`` is compared with the
+database's clock in the query); evicted and expired entries only appear in the evictions
+list, for restore.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache
+
+from django.core import signing
+from django.db.models import F, Q, QuerySet, Value
+from django.db.models.functions import Coalesce, Now
+from django.utils import timezone
+from oauth2_provider.models import get_application_model
+
+from outreach.access import Actor
+from outreach.sql import run_one
+from prospect_memory.business.conf import business_settings
+from prospect_memory.business.errors import NotFound
+from prospect_memory.business.models import Entry, EntryVersion, Layer
+from prospect_memory.business.rules import (
+    READ_LAYERS,
+    FieldProblems,
+    Source,
+    clean_category,
+    clean_choice,
+    clean_key,
+)
+from prospect_memory.core.budget import embed_within_budget
+from prospect_memory.core.crypto import keyring, unseal
+from prospect_memory.core.models import EmbeddedModel
+from prospect_memory.core.vectors import distance_to
+
+ENTRY_TABLE = Entry._meta.label_lower  # the binding of an entry's sealed value
+#: Ranks never-read entries last among entries of the same confidence.
+_NEVER = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+# --- views ---------------------------------------------------------------------------------
+
+
+@dataclass
+class EntryView:
+    """An entry as every interface shows it: decrypted, with its provenance."""
+
+    id: str
+    key: str
+    layer: str
+    value: object
+    category: str
+    confidence: int
+    source: Source
+    version: int
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime | None
+    access_count: int
+    last_accessed_at: datetime | None
+    written_by: str
+    oauth_client: str | None
+    alias_of: str | None = None
+    status: str = Entry.Status.LIVE
+    retired_at: datetime | None = None
+
+    @classmethod
+    def of(cls, entry: Entry) -> EntryView:
+        return cls(
+            id=str(entry.pk),
+            key=entry.key,
+            layer=str(entry.layer),
+            value=entry.value,
+            category=str(entry.category),
+            confidence=entry.confidence,
+            source=_source(entry),
+            version=entry.version,
+            created_at=entry.created_at,
+            updated_at=entry.updated_at,
+            expires_at=entry.expires_at,
+            access_count=entry.access_count,
+            last_accessed_at=entry.last_accessed_at,
+            written_by=entry.written_by_label,
+            oauth_client=entry.oauth_application.name if entry.oauth_application_id else None,
+            status=str(entry.status),
+            retired_at=entry.retired_at,
+        )
+
+
+@dataclass(frozen=True)
+class VersionView:
+    version: int
+    value: object
+    category: str
+    confidence: int
+    source: Source
+    strategy: str
+    written_by: str
+    oauth_client: str | None
+    written_at: datetime
+
+
+def _source(row) -> Source:
+    return Source(
+        pipeline_id=row.source_pipeline_id,
+        execution_id=row.source_execution_id,
+        step_id=row.source_step_id,
+        extracted_at=row.source_extracted_at,
+    )
+
+
+# --- visibility ----------------------------------------------------------------------------
+
+
+def live_entries(actor: Actor, layer: str) -> QuerySet:
+    """The live, unexpired entries ``actor`` may read in ``layer`` (or ``merged``: both)."""
+    rows = Entry.objects.filter(account=actor.account, status=Entry.Status.LIVE).filter(
+        Q(expires_at__isnull=True) | Q(expires_at__gt=Now())
+    )
+    own = Q(layer=Layer.MEMBER, member=actor.member) if actor.member else Q(pk__in=[])
+    if layer == Layer.ACCOUNT:
+        return rows.filter(layer=Layer.ACCOUNT)
+    if layer == Layer.MEMBER:
+        return rows.filter(own)
+    return rows.filter(Q(layer=Layer.ACCOUNT) | own)
+
+
+def _read_layer(layer: object, problems: FieldProblems) -> str:
+    return clean_choice(layer, READ_LAYERS, "layer", problems) or "merged"
+
+
+def entry_for_actor(actor: Actor, *, layer: str, key: str, lock: bool = False) -> Entry:
+    """A live, unexpired entry of ``layer`` the actor may read, or NotFound."""
+    rows = live_entries(actor, layer).filter(key=key)
+    if lock:
+        rows = rows.select_for_update(of=("self",))
+    entry = rows.select_related("oauth_application").first()
+    if entry is None:
+        raise _not_found(layer, key)
+    return entry
+
+
+def _not_found(layer: str, key: str) -> NotFound:
+    return NotFound(
+        f"No {layer} entry {key[:100]!r} in this account's business memory. List or search "
+        "the memory to see its keys.",
+        details={"layer": layer, "key": key[:100]},
+    )
+
+
+# --- recall by key ---------------------------------------------------------------------------
+
+
+@cache
+def _recall_sql() -> str:
+    # One statement: find the entry (the member's wins over the account's) and count the
+    # access atomically, so concurrent recalls never lose a count.
+    entry = Entry._meta.db_table
+    application = get_application_model()._meta.db_table
+    return f"""
+    WITH found AS (
+        SELECT e.id FROM {entry} e
+         WHERE e.account_id = %(account)s AND e.key = %(key)s AND e.status = %(live)s
+           AND (e.expires_at IS NULL OR e.expires_at > now())
+           AND ((%(shared)s AND e.layer = %(account_layer)s)
+                OR (e.layer = %(member_layer)s AND e.member_id = %(member)s))
+         ORDER BY e.layer = %(member_layer)s DESC
+         LIMIT 1
+    )
+    UPDATE {entry} e
+       SET access_count = e.access_count + 1, last_accessed_at = now()
+      FROM found
+     WHERE e.id = found.id
+    RETURNING e.id::text, e.account_id, e.key, e.layer, e.value_ciphertext, e.category,
+              e.confidence, e.source_pipeline_id, e.source_execution_id, e.source_step_id,
+              e.source_extracted_at, e.version, e.created_at, e.updated_at, e.expires_at,
+              e.access_count, e.last_accessed_at, e.written_by_label,
+              (SELECT name FROM {application} WHERE id = e.oauth_application_id)
+    """  # noqa: S608  (names from the models, values are parameters)
+
+
+@dataclass
+class Recall:
+    found: bool
+    entry: EntryView | None = None
+    history: list[VersionView] | None = None
+
+
+def entry_recall(
+    *, actor: Actor, key: object, layer: object = "merged", include_history: bool = False
+) -> Recall:
+    """One entry by key (``merged``: the member's wins), counting the access."""
+    problems = FieldProblems()
+    key = clean_key(key, problems)
+    layer = _read_layer(layer, problems)
+    problems.raise_if_any()
+    member = actor.member.pk if actor.member else None
+    rows = run_one(
+        _recall_sql(),
+        {
+            "account": actor.account.pk,
+            "key": key,
+            "live": Entry.Status.LIVE,
+            "shared": layer in ("merged", Layer.ACCOUNT),
+            "account_layer": Layer.ACCOUNT,
+            "member_layer": Layer.MEMBER,
+            "member": member if layer in ("merged", Layer.MEMBER) else None,
+        },
+    )
+    if not rows:
+        return Recall(found=False, history=[] if include_history else None)
+    view = _view_from_row(rows[0])
+    history = entry_history_views(actor, view.id) if include_history else None
+    return Recall(found=True, entry=view, history=history)
+
+
+def _view_from_row(row: tuple, ring=None) -> EntryView:
+    (entry_id, account_id, key, layer, token, category, confidence, pipeline_id, execution_id,
+     step_id, extracted_at, version, created_at, updated_at, expires_at, access_count,
+     last_accessed_at, written_by, client) = row  # fmt: skip
+    text = unseal(
+        token, table=ENTRY_TABLE, account_id=account_id, row_id=entry_id, field="value_json",
+        ring=ring or keyring(),
+    )  # fmt: skip
+    return EntryView(
+        id=entry_id,
+        key=key,
+        layer=layer,
+        value=json.loads(text),
+        category=category,
+        confidence=confidence,
+        source=Source(pipeline_id, execution_id, step_id, extracted_at),
+        version=version,
+        created_at=created_at,
+        updated_at=updated_at,
+        expires_at=expires_at,
+        access_count=access_count,
+        last_accessed_at=last_accessed_at,
+        written_by=written_by,
+        oauth_client=client,
+    )
+
+
+# --- history ---------------------------------------------------------------------------------
+
+
+def entry_history_views(actor: Actor, entry_id: str) -> list[VersionView]:
+    versions = (
+        EntryVersion.objects.filter(account=actor.account, entry_id=entry_id)
+        .select_related("oauth_application")
+        .order_by("-version")
+    )
+    return [
+        VersionView(
+            version=v.version,
+            value=v.value,
+            category=v.category,
+            confidence=v.confidence,
+            source=_source(v),
+            strategy=v.strategy,
+            written_by=v.written_by_label,
+            oauth_client=v.oauth_application.name if v.oauth_application_id else None,
+            written_at=v.written_at,
+        )
+        for v in versions
+    ]
+
+
+def entry_history(*, actor: Actor, key: object, layer: object = Layer.ACCOUNT):
+    """An entry and its kept versions, newest first (no access is counted)."""
+    problems = FieldProblems()
+    key = clean_key(key, problems)
+    layer = clean_choice(layer, (Layer.ACCOUNT, Layer.MEMBER), "layer", problems)
+    problems.raise_if_any()
+    entry = entry_for_actor(actor, layer=layer, key=key)
+    return EntryView.of(entry), entry_history_views(actor, str(entry.pk))
+
+
+# --- list ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Page:
+    entries: list[EntryView]
+    next_cursor: str | None
+
+
+_CURSOR_SALT = "business-memory-list"
+
+
+def _ranked(rows: QuerySet) -> QuerySet:
+    return rows.annotate(seen=Coalesce("last_accessed_at", Value(_NEVER))).order_by(
+        F("confidence").desc(), F("seen").desc(), "id"
+    )
+
+
+def entries_list(
+    *,
+    actor: Actor,
+    layer: object = "merged",
+    category: object = None,
+    limit: object = None,
+    cursor: object = None,
+) -> Page:
+    """Entries by confidence, then last access; a page at a time. Not counted as access."""
+    problems = FieldProblems()
+    layer = _read_layer(layer, problems)
+    category = clean_category(category, problems)
+    limit_max = business_settings.LIST_LIMIT_MAX
+    if limit is None:
+        limit = business_settings.LIST_LIMIT_DEFAULT
+    elif isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= limit_max:
+        problems.add("limit", f"limit must be a whole number from 1 to {limit_max}")
+    position = None
+    filters = {"layer": layer, "category": category}
+    if cursor is not None:
+        try:
+            position = signing.loads(str(cursor), salt=_CURSOR_SALT)
+            if position.get("filters") != filters:
+                raise signing.BadSignature("another list")
+        except (signing.BadSignature, AttributeError):
+            problems.add("cursor", "cursor is not one this list gave; start without a cursor")
+    problems.raise_if_any()
+    rows = _ranked(live_entries(actor, layer).select_related("oauth_application"))
+    if category is not None:
+        rows = rows.filter(category=category)
+    if position is not None:
+        confidence, seen = position["c"], datetime.fromisoformat(position["t"])
+        rows = rows.filter(
+            Q(confidence__lt=confidence)
+            | Q(confidence=confidence, seen__lt=seen)
+            | Q(confidence=confidence, seen=seen, id__gt=position["i"])
+        )
+    found = list(rows[: limit + 1])
+    more = len(found) > limit
+    found = found[:limit]
+    next_cursor = None
+    if more and found:
+        last = found[-1]
+        next_cursor = signing.dumps(
+            {
+                "c": last.confidence,
+                "t": last.seen.isoformat(),
+                "i": str(last.pk),
+                "filters": filters,
+            },
+            salt=_CURSOR_SALT,
+        )
+    return Page(entries=[EntryView.of(e) for e in found], next_cursor=next_cursor)
+
+
+# --- search ----------------------------------------------------------------------------------
+
+
+@dataclass
+class SearchResult:
+    entry: EntryView
+    #: Cosine distance to the query; None for an entry matched on its key only.
+    distance: float | None
+
+
+@dataclass
+class Search:
+    results: list[SearchResult] = field(default_factory=list)
+    #: Entries not compared by meaning (embedding pending, failed, another model's, or the
+    #: provider unreachable): they were matched on their key instead.
+    not_compared: int = 0
+    problem: str = ""
+
+
+def entries_search(
+    *,
+    actor: Actor,
+    query: object,
+    layer: object = "merged",
+    category: object = None,
+    limit: object = None,
+) -> Search:
+    """Entries ranked by meaning (cosine distance), each counted as an access."""
+    problems = FieldProblems()
+    layer = _read_layer(layer, problems)
+    max_chars = business_settings.SEARCH_QUERY_MAX_CHARS
+    if not isinstance(query, str) or not query.strip() or len(query) > max_chars:
+        problems.add("query", f"query must be text of 1 to {max_chars:,} characters")
+    limit_max = business_settings.SEARCH_LIMIT_MAX
+    if limit is None:
+        limit = limit_max
+    elif isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= limit_max:
+        problems.add("limit", f"limit must be a whole number from 1 to {limit_max}")
+    category = clean_category(category, problems)
+    problems.raise_if_any()
+    rows = live_entries(actor, layer).select_related("oauth_application")
+    if category is not None:
+        rows = rows.filter(category=category)
+    embedded = embed_within_budget(query.strip(), query=True)
+    result = Search(problem=embedded.problem)
+    compared_ids: set = set()
+    if embedded.vector is not None:
+        ranked = rows.annotate(distance=distance_to(embedded.vector, embedded.model)).filter(
+            distance__isnull=False
+        )
+        cutoff = business_settings.SEARCH_MAX_DISTANCE
+        if cutoff is not None:
+            ranked = ranked.filter(distance__lte=cutoff)
+        for entry in ranked.order_by("distance", "key")[:limit]:
+            result.results.append(SearchResult(EntryView.of(entry), float(entry.distance)))
+        compared_ids = {
+            r["pk"]
+            for r in rows.filter(
+                embedding_status=EmbeddedModel.EmbeddingStatus.READY,
+                embedding_model=embedded.model,
+            ).values("pk")
+        }
+        uncompared = rows.exclude(pk__in=compared_ids)
+    else:
+        uncompared = rows
+    result.not_compared = uncompared.count()
+    words = {w for w in query.lower().replace("_", " ").split() if len(w) >= 2}
+    if result.not_compared and words and len(result.results) < limit:
+        key_match = Q()
+        for word in sorted(words)[:10]:
+            key_match |= Q(key__icontains=word)
+        for entry in uncompared.filter(key_match).order_by("-confidence", "key")[
+            : limit - len(result.results)
+        ]:
+            result.results.append(SearchResult(EntryView.of(entry), None))
+    _count_access(actor, [r.entry for r in result.results])
+    return result
+
+
+def _count_access(actor: Actor, views: list[EntryView]) -> None:
+    if not views:
+        return
+    now = timezone.now()
+    Entry.objects.filter(account=actor.account, pk__in=[v.id for v in views]).update(
+        access_count=F("access_count") + 1, last_accessed_at=now
+    )
+    for view in views:
+        view.access_count += 1
+        view.last_accessed_at = now
+
+
+# --- evictions -------------------------------------------------------------------------------
+
+
+def evictions_list(*, actor: Actor, layer: object = Layer.ACCOUNT) -> list[EntryView]:
+    """Entries that left the live set (evicted or expired) and can still be restored."""
+    problems = FieldProblems()
+    layer = clean_choice(layer, (Layer.ACCOUNT, Layer.MEMBER), "layer", problems)
+    problems.raise_if_any()
+    rows = retired_entries(actor, layer).select_related("oauth_application")
+    return [EntryView.of(e) for e in rows.order_by("-retired_at", "key")]
+
+
+def retired_entries(actor: Actor, layer: str) -> QuerySet:
+    own = Q(member=actor.member) if actor.member else Q(pk__in=[])
+    rows = Entry.objects.filter(account=actor.account, layer=layer).filter(
+        Q(status__in=[Entry.Status.EVICTED, Entry.Status.EXPIRED])
+        | Q(status=Entry.Status.LIVE, expires_at__lte=Now())
+    )
+    return rows.filter(own) if layer == Layer.MEMBER else rows
+
+
+def retired_for_actor(actor: Actor, entry_id: object, *, lock: bool = False) -> Entry:
+    """An evicted or expired entry of a layer the actor may read, or NotFound."""
+    pk = _uuid_or_none(entry_id)
+    readable = Q(layer=Layer.ACCOUNT)
+    if actor.is_staff:
+        readable = Q()  # staff moderate every layer of the account, in the admin
+    elif actor.member is not None:
+        readable |= Q(layer=Layer.MEMBER, member=actor.member)
+    rows = Entry.objects.filter(readable, account=actor.account, pk=pk)
+    if lock:
+        rows = rows.select_for_update(of=("self",))
+    entry = rows.first() if pk else None
+    if entry is None or (entry.status == Entry.Status.LIVE and not is_expired(entry)):
+        shown = str(entry_id)[:64]
+        raise NotFound(
+            f"No evicted or expired entry {shown!r} in this account. List the evictions to "
+            "see their ids.",
+            details={"entry_id": shown},
+        )
+    return entry
+
+
+def is_expired(entry: Entry) -> bool:
+    return entry.expires_at is not None and entry.expires_at <= timezone.now()
+
+
+def _uuid_or_none(value: object) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value))
+    except (ValueError, TypeError, AttributeError):
+        return None

@@ -1,0 +1,513 @@
+"""Writes of business memory: store with a merge strategy, delete, restore a version,
+restore an eviction.
+
+Every write to a layer locks that layer's :class:`Shelf` row first, so a key's existence,
+``expected_version`` and the capacity count are seen in one order: concurrent creations can
+never leave more live entries than the capacity, and concurrent increments never lose one.
+The embedding provider is called before any lock, on the value the write will most likely
+store; when the stored text turns out different (a concurrent merge), the entry is left
+pending and the pipeline embeds it. Each write is one transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from outreach.access import MEMBER, MODULE_ADMIN, Actor, require_module_admin, require_outreach
+from outreach.errors import KitError, NotModuleAdmin
+from prospect_memory.business.conf import business_settings
+from prospect_memory.business.embeddings import ENTRIES
+from prospect_memory.business.errors import KeyTaken, NotFound, VersionMismatch
+from prospect_memory.business.models import (
+    Category,
+    Entry,
+    EntryEvent,
+    EntryVersion,
+    Layer,
+    Shelf,
+)
+from prospect_memory.business.rules import (
+    UNSET,
+    FieldProblems,
+    Source,
+    Strategy,
+    capacity,
+    check_strategy_value,
+    check_value,
+    clean_category,
+    clean_choice,
+    clean_confidence,
+    clean_expected_version,
+    clean_key,
+    clean_source,
+    clean_ttl,
+    embedding_input,
+    encode_value,
+    expires_at,
+    merged_value,
+)
+from prospect_memory.business.selectors import EntryView, is_expired, retired_for_actor
+from prospect_memory.core import metering, pipeline
+from prospect_memory.core.budget import Embedded, embed_within_budget
+from prospect_memory.core.embeddings import content_hash
+from prospect_memory.core.models import UsageEvent
+
+WRITABLE_LAYERS = (Layer.ACCOUNT, Layer.MEMBER)
+
+
+@dataclass
+class StoreResult:
+    entry: EntryView
+    created: bool
+    previous_version: int
+    evicted: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class DeleteResult:
+    key: str
+    layer: str
+    version: int
+
+
+# --- who may write -------------------------------------------------------------------------
+
+
+def require_layer_writer(actor: Actor, layer: str) -> None:
+    """The account layer needs an Outreach module admin; a member layer its member (or Kit
+    staff moderating in the admin)."""
+    if layer == Layer.ACCOUNT:
+        require_module_admin(actor)
+        return
+    require_outreach(actor)
+    if actor.member is None and not actor.is_staff:
+        raise NotModuleAdmin(
+            "A member's own context is written by that member only.",
+            details={"layer": layer},
+        )
+
+
+@dataclass(frozen=True)
+class Place:
+    """One layer of one account's memory: the account's, or one member's."""
+
+    account_id: int
+    layer: str
+    member_id: int | None
+
+    @classmethod
+    def of(cls, actor: Actor, layer: str, member=None) -> Place:
+        """The actor's place in ``layer``; staff name the ``member`` whose layer it is."""
+        if layer == Layer.ACCOUNT:
+            return cls(actor.account.pk, layer, None)
+        owner = member if actor.is_staff else actor.member
+        return cls(actor.account.pk, layer, owner.pk if owner is not None else None)
+
+
+def layer_role(layer: object) -> str:
+    """The role a write to ``layer`` needs (for the operation's declaration)."""
+    return MEMBER if layer == Layer.MEMBER else MODULE_ADMIN
+
+
+# --- shared steps --------------------------------------------------------------------------
+
+
+def lock_shelf(place: Place) -> Shelf:
+    """Lock (creating it on first use) the shelf of ``place``."""
+    where = {"account_id": place.account_id, "layer": place.layer, "member_id": place.member_id}
+    # INSERT ... ON CONFLICT DO NOTHING: two first writes to a layer both find the row.
+    Shelf.objects.bulk_create([Shelf(**where)], ignore_conflicts=True)
+    return Shelf.objects.select_for_update().get(**where)
+
+
+def _live(place: Place):
+    return Entry.objects.filter(
+        account_id=place.account_id,
+        layer=place.layer,
+        member_id=place.member_id,
+        status=Entry.Status.LIVE,
+    )
+
+
+def _event(actor: Actor, action: str, entry: Entry, version: int | None = None) -> None:
+    EntryEvent.objects.create(
+        account=actor.account,
+        action=action,
+        layer=entry.layer,
+        key=entry.key,
+        entry_id=entry.pk,
+        version=version if version is not None else entry.version,
+        member=actor.member,
+        actor=actor.label,
+        oauth_application=actor.oauth_application,
+    )
+
+
+def _retire(entry: Entry, status: str, now) -> None:
+    entry.status = status
+    entry.retired_at = now
+    entry.save(update_fields=["status", "retired_at"])
+
+
+def _keep_version(entry: Entry) -> None:
+    """Snapshot the entry as it is before a change, and keep the newest versions only."""
+    version = EntryVersion(
+        account_id=entry.account_id,
+        entry=entry,
+        version=entry.version,
+        category=entry.category,
+        confidence=entry.confidence,
+        source_pipeline_id=entry.source_pipeline_id,
+        source_execution_id=entry.source_execution_id,
+        source_step_id=entry.source_step_id,
+        source_extracted_at=entry.source_extracted_at,
+        strategy=entry.strategy,
+        written_by=entry.written_by,
+        written_by_label=entry.written_by_label,
+        oauth_application_id=entry.oauth_application_id,
+        written_at=entry.updated_at,
+    )
+    version.value_json = entry.value_json
+    version.save(force_insert=True)
+    keep = business_settings.HISTORY_VERSIONS
+    stale = EntryVersion.objects.filter(entry=entry).order_by("-version")[keep:]
+    EntryVersion.objects.filter(pk__in=list(stale.values_list("pk", flat=True))).delete()
+
+
+def _make_room(actor: Actor, place: Place, now, *, keep_out: Entry | None = None) -> list[Entry]:
+    """Evict the lowest live entries so one more fits the layer's capacity."""
+    live = _live(place).exclude(expires_at__lte=now)
+    if keep_out is not None:
+        live = live.exclude(pk=keep_out.pk)
+    over = live.count() - capacity(place.layer) + 1
+    if over <= 0:
+        return []
+    victims = list(
+        live.select_for_update().order_by(
+            "confidence",
+            F("last_accessed_at").asc(nulls_first=True),  # never read: least recently
+            "created_at",
+            "id",
+        )[:over]
+    )
+    for victim in victims:
+        _retire(victim, Entry.Status.EVICTED, now)
+        _event(actor, EntryEvent.Action.EVICT, victim)
+    return victims
+
+
+def _write(entry: Entry, actor: Actor, now) -> None:
+    entry.written_by = actor.member
+    entry.written_by_label = actor.label
+    entry.oauth_application = actor.oauth_application
+    entry.updated_at = now
+
+
+def _set_value(entry: Entry, text: str, embedding_text: str, embedded: Embedded) -> None:
+    """Seal the value; the embedding is the pre-lock vector if it was made of this very
+    text, the entry's own if its text did not change, else pending for the pipeline."""
+    entry.value_json = text
+    entry.value_bytes = len(text.encode("utf-8"))
+    digest = content_hash(embedding_text)
+    unchanged = entry.content_hash == digest and entry.embedding_status == pipeline.READY
+    if embedded.vector is not None and embedded.text_hash == digest:
+        entry.embedding, entry.embedding_model = embedded.vector, embedded.model
+        entry.embedding_status = pipeline.READY
+    elif not unchanged:
+        entry.embedding, entry.embedding_model = None, ""
+        entry.embedding_status = pipeline.PENDING
+    entry.content_hash = digest
+
+
+def _view(entry: Entry, actor: Actor) -> EntryView:
+    entry.oauth_application = actor.oauth_application
+    return EntryView.of(entry)
+
+
+# --- store ---------------------------------------------------------------------------------
+
+
+def entry_store(
+    *,
+    actor: Actor,
+    key: object,
+    value: Any,
+    layer: object = Layer.ACCOUNT,
+    category: object = None,
+    confidence: object = None,
+    source: object = None,
+    ttl_seconds: object = UNSET,
+    strategy: object = Strategy.OVERWRITE,
+    expected_version: object = None,
+) -> StoreResult:
+    """Write ``value`` under ``key`` in ``layer``, merged by ``strategy``."""
+    problems = FieldProblems()
+    layer = clean_choice(layer, WRITABLE_LAYERS, "layer", problems)
+    key = clean_key(key, problems)
+    check_value(value, problems)
+    category = clean_category(category, problems)
+    confidence = clean_confidence(confidence, problems)
+    source = clean_source(source, problems)
+    ttl = clean_ttl(ttl_seconds, problems)
+    strategy = clean_choice(strategy, Strategy.ALL, "strategy", problems)
+    expected = clean_expected_version(expected_version, problems)
+    if strategy is not None and value is not None:
+        check_strategy_value(strategy, value, problems)
+    problems.raise_if_any()
+    require_layer_writer(actor, layer)
+    if actor.member is None:
+        raise NotModuleAdmin("Business memory is written by members of the account.")
+    encode_value(value)  # an oversized value is refused before anything else happens
+    place = Place.of(actor, layer)
+
+    # Embed before any lock, on the value this write will most likely store.
+    now = timezone.now()
+    before = _live(place).filter(key=key).exclude(expires_at__lte=now).first()
+    guess = _predict(before, strategy, value, category)
+    embedded = _embed(key, guess)
+
+    with transaction.atomic():
+        lock_shelf(place)
+        now = timezone.now()
+        current = _live(place).select_for_update().filter(key=key).first()
+        if current is not None and is_expired(current):
+            _retire(current, Entry.Status.EXPIRED, now)
+            current = None
+        found = current.version if current else 0
+        if expected is not None and expected != found:
+            raise _version_mismatch(key, layer, expected, found)
+        stored = merged_value(
+            strategy, current.value if current else None, value, exists=current is not None
+        )
+        text = encode_value(stored)
+        evicted: list[Entry] = []
+        if current is None:
+            evicted = _make_room(actor, place, now)
+            entry = Entry(
+                account=actor.account,
+                layer=layer,
+                member_id=place.member_id,
+                key=key,
+                category=category or Category.FACT,
+                confidence=(
+                    confidence if confidence is not None else business_settings.CONFIDENCE_DEFAULT
+                ),
+                created_at=now,
+                expires_at=expires_at(ttl if ttl is not UNSET else None, now),
+            )
+        else:
+            entry = current
+            _keep_version(entry)
+            entry.version += 1
+            entry.category = category or entry.category
+            if confidence is not None:
+                entry.confidence = confidence
+            if ttl is not UNSET:
+                entry.expires_at = expires_at(ttl, now)
+        _apply_source(entry, source)
+        _write(entry, actor, now)
+        entry.strategy = strategy
+        _set_value(entry, text, embedding_input(key, entry.category, stored), embedded)
+        entry.save(force_insert=current is None)
+        _event(actor, EntryEvent.Action.STORE, entry)
+        metering.usage_record(
+            actor=actor, memory=UsageEvent.Memory.BUSINESS, kind=UsageEvent.Kind.STORE
+        )
+        if entry.embedding_status == pipeline.PENDING:
+            pipeline.enqueue(ENTRIES, entry.pk)
+    return StoreResult(
+        entry=_view(entry, actor),
+        created=current is None,
+        previous_version=found,
+        evicted=[{"key": e.key, "confidence": e.confidence} for e in evicted],
+    )
+
+
+def _predict(before: Entry | None, strategy: str, value: Any, category: str | None):
+    """The (category, value) a write will most likely store, or None if it cannot be told."""
+    try:
+        stored = merged_value(
+            strategy, before.value if before else None, value, exists=before is not None
+        )
+    except KitError:  # the write will refuse it under the lock; nothing to embed
+        return None
+    return (category or (before.category if before else Category.FACT), stored)
+
+
+def _embed(key: str, guess) -> Embedded:
+    if guess is None:
+        return Embedded.none()
+    category, stored = guess
+    return embed_within_budget(embedding_input(key, category, stored))
+
+
+def _apply_source(entry: Entry, source: Source | None) -> None:
+    source = source or Source()
+    entry.source_pipeline_id = source.pipeline_id
+    entry.source_execution_id = source.execution_id
+    entry.source_step_id = source.step_id
+    entry.source_extracted_at = source.extracted_at
+
+
+def _version_mismatch(key: str, layer: str, expected: int, found: int) -> VersionMismatch:
+    now = "does not exist yet" if found == 0 else f"is at version {found}"
+    return VersionMismatch(
+        f"{layer} entry {key!r} {now}, not version {expected}: someone changed it since you "
+        "read it. Nothing was stored. Recall it again, merge your change into what is there "
+        f"and pass expected_version={found}.",
+        details={"key": key, "layer": layer, "expected": expected, "current_version": found},
+    )
+
+
+# --- delete ----------------------------------------------------------------------------------
+
+
+def entry_delete(
+    *,
+    actor: Actor,
+    key: object,
+    layer: object = Layer.ACCOUNT,
+    expected_version: object = None,
+    member=None,
+) -> DeleteResult:
+    """Remove a live entry and its history for good; an event keeps who and which key.
+
+    ``member`` names whose own layer it is when Kit staff delete in the admin.
+    """
+    problems = FieldProblems()
+    layer = clean_choice(layer, WRITABLE_LAYERS, "layer", problems)
+    key = clean_key(key, problems)
+    expected = clean_expected_version(expected_version, problems)
+    problems.raise_if_any()
+    require_layer_writer(actor, layer)
+    place = Place.of(actor, layer, member)
+    with transaction.atomic():
+        lock_shelf(place)
+        entry = (
+            _live(place)
+            .select_for_update()
+            .filter(key=key)
+            .exclude(expires_at__lte=timezone.now())
+            .first()
+        )
+        if entry is None:
+            raise NotFound(
+                f"No {layer} entry {key!r} to delete in this account's business memory.",
+                details={"layer": layer, "key": key},
+            )
+        if expected is not None and expected != entry.version:
+            raise _version_mismatch(key, layer, expected, entry.version)
+        _event(actor, EntryEvent.Action.DELETE, entry)
+        version = entry.version
+        entry.delete()
+    return DeleteResult(key=key, layer=layer, version=version)
+
+
+# --- restore ---------------------------------------------------------------------------------
+
+
+def version_restore(
+    *,
+    actor: Actor,
+    key: object,
+    version: object,
+    layer: object = Layer.ACCOUNT,
+    expected_version: object = None,
+) -> StoreResult:
+    """Make a kept version current again, as a new version (the current one is kept)."""
+    problems = FieldProblems()
+    layer = clean_choice(layer, WRITABLE_LAYERS, "layer", problems)
+    key = clean_key(key, problems)
+    expected = clean_expected_version(expected_version, problems)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        problems.add("version", "version must be the number of a kept version")
+    problems.raise_if_any()
+    require_layer_writer(actor, layer)
+    place = Place.of(actor, layer)
+    with transaction.atomic():
+        lock_shelf(place)
+        now = timezone.now()
+        entry = _live(place).select_for_update().filter(key=key).first()
+        if entry is None or is_expired(entry):
+            raise NotFound(
+                f"No {layer} entry {key!r} in this account's business memory.",
+                details={"layer": layer, "key": key},
+            )
+        if expected is not None and expected != entry.version:
+            raise _version_mismatch(key, layer, expected, entry.version)
+        kept = EntryVersion.objects.filter(entry=entry, version=version).first()
+        if kept is None:
+            raise NotFound(
+                f"{layer} entry {key!r} keeps no version {version}; its history lists the "
+                "versions that can be restored.",
+                details={"layer": layer, "key": key, "version": version},
+            )
+        _keep_version(entry)
+        previous = entry.version
+        entry.version += 1
+        entry.strategy = "restore"
+        entry.category, entry.confidence = kept.category, kept.confidence
+        entry.source_pipeline_id = kept.source_pipeline_id
+        entry.source_execution_id = kept.source_execution_id
+        entry.source_step_id = kept.source_step_id
+        entry.source_extracted_at = kept.source_extracted_at
+        _write(entry, actor, now)
+        text = kept.value_json
+        _set_value(entry, text, embedding_input(key, kept.category, kept.value), Embedded.none())
+        entry.save()
+        _event(actor, EntryEvent.Action.RESTORE_VERSION, entry, version)
+        if entry.embedding_status == pipeline.PENDING:
+            pipeline.enqueue(ENTRIES, entry.pk)
+    return StoreResult(entry=_view(entry, actor), created=False, previous_version=previous)
+
+
+def eviction_restore(*, actor: Actor, entry_id: object) -> StoreResult:
+    """Bring an evicted or expired entry back to its layer (an expiry is removed)."""
+    entry = retired_for_actor(actor, entry_id)
+    require_layer_writer(actor, entry.layer)
+    place = Place(entry.account_id, entry.layer, entry.member_id)
+    keep_days = business_settings.RETIRED_KEEP_DAYS
+    with transaction.atomic():
+        lock_shelf(place)
+        now = timezone.now()
+        entry = retired_for_actor(actor, entry_id, lock=True)
+        if entry.retired_at and entry.retired_at < now - timedelta(days=keep_days):
+            raise NotFound(
+                f"This entry left the memory over {keep_days} days ago and can no longer be "
+                "restored.",
+                details={"entry_id": str(entry.pk)},
+            )
+        taken = (
+            _live(place)
+            .filter(key=entry.key)
+            .exclude(pk=entry.pk)
+            .exclude(expires_at__lte=now)
+            .exists()
+        )
+        if taken:
+            raise KeyTaken(
+                f"The {entry.layer} layer has a live entry {entry.key!r} again; delete or "
+                "rename it first, then restore this one.",
+                details={"layer": entry.layer, "key": entry.key, "entry_id": str(entry.pk)},
+            )
+        # A live twin of the key that has expired leaves the live set for good.
+        _live(place).filter(key=entry.key, expires_at__lte=now).exclude(pk=entry.pk).update(
+            status=Entry.Status.EXPIRED, retired_at=now
+        )
+        evicted = _make_room(actor, place, now, keep_out=entry)
+        previous = entry.version
+        entry.status, entry.retired_at, entry.expires_at = Entry.Status.LIVE, None, None
+        entry.save(update_fields=["status", "retired_at", "expires_at"])
+        _event(actor, EntryEvent.Action.RESTORE_EVICTION, entry)
+    return StoreResult(
+        entry=EntryView.of(entry),
+        created=False,
+        previous_version=previous,
+        evicted=[{"key": e.key, "confidence": e.confidence} for e in evicted],
+    )

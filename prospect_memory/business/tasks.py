@@ -1,0 +1,20 @@
+"""Celery tasks of business memory: thin, id-based, idempotent."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from prospect_memory.business.embeddings import ENTRIES
+from prospect_memory.core import pipeline
+
+
+@shared_task(**pipeline.EMBEDDING_TASK_OPTIONS)
+def embed_entry(self, entry_id: str) -> str:
+    """Embed one entry; skip if it is gone or already embedded for its text and model."""
+    return pipeline.embed_one(ENTRIES, entry_id)
+
+
+@shared_task(**pipeline.EMBEDDING_TASK_OPTIONS)
+def backfill_entry_embeddings(self, limit: int = 1000) -> int:
+    """Embed live entries that are pending or were embedded by another model."""
+    return pipeline.backfill(ENTRIES, limit=limit)

@@ -1,0 +1,299 @@
+"""The business memory pages: the account's shared memory and each member's own context.
+
+Module admins edit, delete and restore account entries here; every member does the same
+with their own context. Writes go through the same services as the agents' (saved as a
+new version by the member, from "web"); an entry of another account or another member's
+context answers 404.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from django import forms
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from outreach.access import is_module_admin
+from outreach.errors import KitError, NotFound, ValidationFailed
+from outreach.jsonbody import BadJSON, loads
+from outreach.pages import member_required
+from prospect_memory.business.conf import business_settings
+from prospect_memory.business.errors import ValueTooLarge, VersionMismatch
+from prospect_memory.business.models import Category, Layer
+from prospect_memory.business.selectors import (
+    EntryView,
+    entry_for_actor,
+    entry_history_views,
+    evictions_list,
+    live_entries,
+)
+from prospect_memory.business.services import (
+    entry_delete,
+    entry_store,
+    eviction_restore,
+    require_layer_writer,
+    version_restore,
+)
+from prospect_memory.business.templatetags.business_format import pretty_json
+
+LAYERS = (Layer.ACCOUNT, Layer.MEMBER)
+
+
+def _layer(layer: str) -> str:
+    if layer not in LAYERS:
+        raise Http404("No such layer.")
+    return layer
+
+
+def _may_write(actor, layer: str) -> bool:
+    return is_module_admin(actor) if layer == Layer.ACCOUNT else actor.member is not None
+
+
+def _entry(actor, layer: str, key: str):
+    try:
+        return entry_for_actor(actor, layer=_layer(layer), key=key)
+    except NotFound:
+        raise Http404("No such entry in this account's business memory.") from None
+
+
+def value_diff(old, new) -> list[tuple[str, str]]:
+    """What changed between two values, line by line: ("add" | "remove" | "same", text)."""
+    lines = []
+    for line in difflib.ndiff(pretty_json(old).splitlines(), pretty_json(new).splitlines()):
+        kind = {"+ ": "add", "- ": "remove", "  ": "same"}.get(line[:2])
+        if kind:
+            lines.append((kind, line[2:]))
+    return lines
+
+
+@require_GET
+@member_required
+def memory_page(request):
+    """The account layer grouped by category, the member's own context, and evictions."""
+    actor = request.actor
+    account = [EntryView.of(e) for e in live_entries(actor, Layer.ACCOUNT).order_by("key")]
+    own = [EntryView.of(e) for e in live_entries(actor, Layer.MEMBER).order_by("key")]
+    groups = [
+        (label, [e for e in account if e.category == value]) for value, label in Category.choices
+    ]
+    return render(
+        request,
+        "business_memory/memory.html",
+        {
+            "groups": [(label, entries) for label, entries in groups if entries],
+            "account_count": len(account),
+            "own": own,
+            "evictions": evictions_list(actor=actor, layer=Layer.ACCOUNT)
+            + evictions_list(actor=actor, layer=Layer.MEMBER),
+            "may_write_account": _may_write(actor, Layer.ACCOUNT),
+            "capacity": business_settings.ACCOUNT_CAPACITY,
+            "member_capacity": business_settings.MEMBER_CAPACITY,
+        },
+    )
+
+
+@require_GET
+@member_required
+def entry_page(request, layer: str, key: str):
+    actor = request.actor
+    entry = EntryView.of(_entry(actor, layer, key))
+    versions = entry_history_views(actor, entry.id)
+    changes = []
+    newer = entry
+    for version in versions:
+        changes.append({"version": version, "diff": value_diff(version.value, newer.value)})
+        newer = version
+    return render(
+        request,
+        "business_memory/entry.html",
+        {
+            "entry": entry,
+            "value": pretty_json(entry.value),
+            "changes": changes,
+            "may_write": _may_write(actor, layer),
+        },
+    )
+
+
+class EntryForm(forms.Form):
+    key = forms.CharField(max_length=business_settings.KEY_MAX_CHARS, required=False)
+    value = forms.CharField(widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}))
+    category = forms.ChoiceField(choices=Category.choices)
+    confidence = forms.IntegerField(min_value=0, max_value=100)
+    expected_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    def clean_value(self):
+        try:
+            value = loads(self.cleaned_data["value"])
+        except BadJSON as error:
+            raise forms.ValidationError(f"This is not valid JSON: {error}.") from None
+        if value is None:
+            raise forms.ValidationError("A value may be any JSON but null.")
+        return value
+
+
+def _form_errors(form: EntryForm, error: KitError) -> None:
+    """Put a service's refusal beside the field it is about."""
+    if isinstance(error, ValueTooLarge):
+        form.add_error("value", error.message)
+    elif isinstance(error, VersionMismatch):
+        form.add_error(
+            None,
+            "Someone changed this entry while you were editing it (it is now at version "
+            f"{error.details['current_version']}). Reload it and make your change again.",
+        )
+    elif isinstance(error, ValidationFailed) and error.details.get("fields"):
+        for field, problems in error.details["fields"].items():
+            target = field if field in form.fields else None
+            for problem in problems:
+                form.add_error(target, problem)
+    else:
+        form.add_error(None, error.message)
+
+
+def _save(request, form: EntryForm, layer: str, key: str, *, expected_version: int):
+    try:
+        entry_store(
+            actor=request.actor,
+            key=key,
+            value=form.cleaned_data["value"],
+            layer=layer,
+            category=form.cleaned_data["category"],
+            confidence=form.cleaned_data["confidence"],
+            expected_version=expected_version,
+        )
+    except KitError as error:
+        _form_errors(form, error)
+        return None
+    return redirect("business-entry", layer=layer, key=key.lower())
+
+
+@require_http_methods(["GET", "POST"])
+@member_required
+def entry_edit(request, layer: str, key: str):
+    actor = request.actor
+    current = EntryView.of(_entry(actor, layer, key))
+    require_layer_writer(actor, layer)
+    if request.method == "POST":
+        form = EntryForm(request.POST)
+        if form.is_valid():
+            expected = form.cleaned_data["expected_version"]
+            if expected is None:
+                expected = current.version
+            saved = _save(request, form, layer, current.key, expected_version=expected)
+            if saved is not None:
+                messages.success(request, f"Saved {current.key} as a new version.")
+                return saved
+    else:
+        form = EntryForm(
+            initial={
+                "value": pretty_json(current.value),
+                "category": current.category,
+                "confidence": current.confidence,
+                "expected_version": current.version,
+            }
+        )
+    return render(
+        request,
+        "business_memory/edit.html",
+        {"form": form, "entry": current, "layer": layer, "creating": False},
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@member_required
+def entry_new(request, layer: str):
+    actor = request.actor
+    require_layer_writer(actor, _layer(layer))
+    if request.method == "POST":
+        form = EntryForm(request.POST)
+        if form.is_valid():
+            key = form.cleaned_data["key"]
+            saved = _save(request, form, layer, key, expected_version=0)
+            if saved is not None:
+                messages.success(request, f"Stored {key.lower()}.")
+                return saved
+    else:
+        form = EntryForm(initial={"category": Category.FACT, "confidence": 50, "value": "{}"})
+    return render(
+        request,
+        "business_memory/edit.html",
+        {"form": form, "entry": None, "layer": layer, "creating": True},
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@member_required
+def entry_delete_page(request, layer: str, key: str):
+    actor = request.actor
+    entry = EntryView.of(_entry(actor, layer, key))
+    require_layer_writer(actor, layer)
+    if request.method == "POST":
+        try:
+            entry_delete(actor=actor, key=entry.key, layer=layer)
+        except KitError as error:
+            messages.error(request, error.message)
+        else:
+            messages.success(request, f"Deleted {entry.key} and its history.")
+        return redirect("business-memory")
+    return render(request, "business_memory/delete.html", {"entry": entry})
+
+
+@require_http_methods(["GET", "POST"])
+@member_required
+def version_restore_page(request, layer: str, key: str, version: int):
+    actor = request.actor
+    entry = EntryView.of(_entry(actor, layer, key))
+    require_layer_writer(actor, layer)
+    kept = next((v for v in entry_history_views(actor, entry.id) if v.version == version), None)
+    if kept is None:
+        raise Http404("That version is not kept.")
+    if request.method == "POST":
+        try:
+            result = version_restore(actor=actor, key=entry.key, version=version, layer=layer)
+        except KitError as error:
+            messages.error(request, error.message)
+        else:
+            messages.success(
+                request, f"Version {version} is current again, as version {result.entry.version}."
+            )
+        return redirect("business-entry", layer=layer, key=entry.key)
+    return render(
+        request,
+        "business_memory/restore_version.html",
+        {"entry": entry, "kept": kept, "diff": value_diff(entry.value, kept.value)},
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@member_required
+def eviction_restore_page(request, entry_id):
+    actor = request.actor
+    evicted = next(
+        (
+            e
+            for layer in LAYERS
+            for e in evictions_list(actor=actor, layer=layer)
+            if e.id == str(entry_id)
+        ),
+        None,
+    )
+    if evicted is None:
+        raise Http404("No such evicted entry in this account.")
+    require_layer_writer(actor, evicted.layer)
+    if request.method == "POST":
+        try:
+            result = eviction_restore(actor=actor, entry_id=entry_id)
+        except KitError as error:
+            messages.error(request, error.message)
+            return redirect("business-memory")
+        gone = ", ".join(e["key"] for e in result.evicted)
+        messages.success(
+            request,
+            f"Restored {evicted.key}." + (f" To make room, {gone} was evicted." if gone else ""),
+        )
+        return redirect("business-entry", layer=evicted.layer, key=evicted.key)
+    return render(request, "business_memory/restore_eviction.html", {"entry": evicted})

@@ -1,0 +1,127 @@
+"""Limits and counts of business memory under real concurrency (threads, one connection
+each, committed transactions)."""
+
+import json
+import threading
+import uuid
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from prospect_memory.business.errors import VersionMismatch
+from prospect_memory.business.models import Entry
+from prospect_memory.business.selectors import entry_recall
+from prospect_memory.business.services import entry_store
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def together(count: int, work) -> list:
+    """Run ``work(i)`` in ``count`` threads released at once; the outcomes, in no order."""
+    barrier = threading.Barrier(count)
+    outcomes: list = []
+
+    def run(i):
+        try:
+            barrier.wait()
+            outcomes.append(work(i))
+        except Exception as error:  # collected and asserted on by the test
+            outcomes.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    return outcomes
+
+
+def fill(actor, count: int) -> None:
+    """``count`` live account entries, written straight to the table."""
+    now = timezone.now()
+    entries = []
+    for i in range(count):
+        entry = Entry(
+            id=uuid.uuid4(),
+            account=actor.account,
+            layer="account",
+            key=f"filler_{i:04d}",
+            confidence=50 + i % 40,
+            created_at=now,
+            updated_at=now,
+            value_bytes=1,
+            content_hash="",
+        )
+        entry.value_json = json.dumps(i)
+        entries.append(entry)
+    Entry.objects.bulk_create(entries)
+
+
+def live_count(account) -> int:
+    return Entry.objects.filter(account=account, status="live").count()
+
+
+def test_eight_writers_creating_the_1001st_entry_evict_exactly_one(admin_actor):
+    fill(admin_actor, 1000)
+    outcomes = together(
+        8, lambda i: entry_store(actor=admin_actor, key="the_new_one", value=i, confidence=99)
+    )
+    assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
+    assert sum(o.created for o in outcomes) == 1
+    assert sum(len(o.evicted) for o in outcomes) == 1
+    assert live_count(admin_actor.account) == 1000
+    assert Entry.objects.filter(status="evicted").count() == 1
+
+
+def test_eight_writers_of_distinct_new_keys_never_pass_the_capacity(admin_actor):
+    fill(admin_actor, 996)
+    outcomes = together(
+        8, lambda i: entry_store(actor=admin_actor, key=f"fresh_{i}", value=i, confidence=99)
+    )
+    assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
+    assert live_count(admin_actor.account) == 1000
+    assert sum(len(o.evicted) for o in outcomes) == 4
+
+
+def test_eight_writers_incrementing_a_counter_a_hundred_times_add_exactly_800(admin_actor):
+    entry_store(actor=admin_actor, key="deals_touched", value=0)
+
+    def hundred(_):
+        for _ in range(100):
+            entry_store(actor=admin_actor, key="deals_touched", value=1, strategy="increment")
+        return "done"
+
+    outcomes = together(8, hundred)
+    assert outcomes == ["done"] * 8
+    entry = Entry.objects.get(key="deals_touched")
+    assert (entry.value, entry.version) == (800, 801)
+
+
+def test_eight_readers_a_hundred_times_count_exactly_800_accesses(admin_actor):
+    entry_store(actor=admin_actor, key="icp_definition", value={"industry": ["SaaS"]})
+
+    def hundred(_):
+        for _ in range(100):
+            assert entry_recall(actor=admin_actor, key="icp_definition").found
+        return "done"
+
+    assert together(8, hundred) == ["done"] * 8
+    assert Entry.objects.get(key="icp_definition").access_count == 800
+
+
+def test_two_writers_with_the_same_expected_version_one_wins(admin_actor):
+    entry_store(actor=admin_actor, key="voice", value={"tone": "warm"})
+    outcomes = together(
+        2,
+        lambda i: entry_store(
+            actor=admin_actor, key="voice", value={"tone": f"take {i}"}, expected_version=1
+        ),
+    )
+    wins = [o for o in outcomes if not isinstance(o, Exception)]
+    losses = [o for o in outcomes if isinstance(o, VersionMismatch)]
+    assert (len(wins), len(losses)) == (1, 1)
+    assert losses[0].details["current_version"] == 2
+    assert Entry.objects.get(key="voice").value == wins[0].entry.value
