@@ -414,7 +414,7 @@ def run(sizes: list[int], iterations: int, business_entries: int) -> tuple[list[
         if position == 0 or last:
             if last and position > 0:
                 business_bench.seed_fillers(business_entries, rng)
-            label = "alone" if position == 0 else "at scale"
+            label = "alone" if position == 0 else "at_scale"
             business_rows.append(
                 business_bench.measure_scale(
                     label, business_probe, business_keys, business_writer, iterations, timing

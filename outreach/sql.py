@@ -89,3 +89,30 @@ def take_slot(model, *, key: Mapping[str, Any], counter: str, limit: int) -> int
     )
     rows = run_one(sql, [*key.values(), limit])
     return rows[0][0] if rows else None
+
+
+def lock_row(model, *, key: Mapping[str, Any], constraint: str, defaults: Mapping[str, Any]):
+    """The row of ``model`` at ``key``, created from ``defaults`` if missing, locked until
+    the end of the current transaction, in one statement.
+
+    ``INSERT ... ON CONFLICT ... DO UPDATE`` takes the row lock whether it inserts or finds
+    the row, so two transactions asking for the same row queue behind each other, and the
+    first write of a key cannot race another. Returns a model instance (``from_db``).
+    """
+    meta = model._meta
+    values = {**defaults, **key}
+    fields = [meta.get_field(name) for name in values]
+    names = ", ".join(field.column for field in fields)
+    marks = ", ".join(["%s"] * len(fields))
+    first = fields[0].column
+    concrete = list(meta.concrete_fields)
+    returning = ", ".join(field.column for field in concrete)
+    sql = (
+        f"INSERT INTO {meta.db_table} AS row ({names}) VALUES ({marks}) "  # noqa: S608
+        f"ON CONFLICT ON CONSTRAINT {constraint} DO UPDATE SET {first} = row.{first} "
+        f"RETURNING {returning}"
+    )
+    (row,) = run_one(
+        sql, [field.get_db_prep_save(values[field.name], connection) for field in fields]
+    )
+    return model.from_db(connection.alias, [field.attname for field in concrete], row)

@@ -1,6 +1,7 @@
 import pytest
 
 from tests import factories
+from tests.fakes.gemini import API_KEY, FakeGemini
 from tests.live import LiveServer
 
 
@@ -52,3 +53,31 @@ def limits(settings):
         settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, **values}
 
     return apply
+
+
+@pytest.fixture
+def gemini(settings):
+    """The Gemini provider, through the real SDK, against a local fake of the API."""
+    fake = FakeGemini().start()
+    settings.PROSPECT_MEMORY = {
+        **settings.PROSPECT_MEMORY,
+        "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.GeminiProvider",
+        "EMBEDDING_OPTIONS": {"api_key": API_KEY, "base_url": fake.url, "timeout": 2.0},
+        "EMBED_TIME_BUDGET_SECONDS": 1.0,
+    }
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture(scope="module")
+def worker():
+    """A real Celery worker (solo pool) on the test broker, for one test module."""
+    from celery.contrib.testing.worker import start_worker
+
+    from kit.celery import app
+
+    app.conf.task_always_eager = False
+    app.control.purge()
+    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+        yield app
+    app.conf.task_always_eager = True

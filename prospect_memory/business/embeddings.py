@@ -12,3 +12,10 @@ ENTRIES = pipeline.EmbeddingTarget(
     backlog=lambda: Entry.objects.filter(status=Entry.Status.LIVE).order_by("created_at"),
     task="prospect_memory.business.tasks.embed_entry",
 )
+
+
+def account_reembed(*, account_id: int) -> int:
+    """Re-embed an account's entries (every layer) with the current model."""
+    rows = Entry.objects.filter(account_id=account_id)
+    pipeline.mark_for_reembedding(rows)
+    return pipeline.embed_rows(ENTRIES, rows.exclude(embedding_status=pipeline.READY))

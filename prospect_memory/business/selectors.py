@@ -16,13 +16,13 @@ from datetime import UTC, datetime
 from functools import cache
 
 from django.core import signing
-from django.db.models import F, Q, QuerySet, Value
-from django.db.models.functions import Coalesce, Now
+from django.db.models import F, Q, QuerySet
+from django.db.models.functions import Now
 from django.utils import timezone
 from oauth2_provider.models import get_application_model
 
 from outreach.access import Actor
-from outreach.sql import run_one
+from outreach.sql import run, run_one
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import NotFound
 from prospect_memory.business.models import Entry, EntryVersion, Layer
@@ -37,7 +37,6 @@ from prospect_memory.business.rules import (
 from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.crypto import keyring, unseal
 from prospect_memory.core.models import EmbeddedModel
-from prospect_memory.core.vectors import distance_to
 
 ENTRY_TABLE = Entry._meta.label_lower  # the binding of an entry's sealed value
 #: Ranks never-read entries last among entries of the same confidence.
@@ -87,7 +86,7 @@ class EntryView:
             access_count=entry.access_count,
             last_accessed_at=entry.last_accessed_at,
             written_by=entry.written_by_label,
-            oauth_client=entry.oauth_application.name if entry.oauth_application_id else None,
+            oauth_client=_client_name(entry),
             status=str(entry.status),
             retired_at=entry.retired_at,
         )
@@ -104,6 +103,20 @@ class VersionView:
     written_by: str
     oauth_client: str | None
     written_at: datetime
+
+
+def _client_name(entry: Entry) -> str | None:
+    if not entry.oauth_application_id:
+        return None
+    if hasattr(entry, "client_name"):  # read with the row (``shown``)
+        return entry.client_name
+    return entry.oauth_application.name
+
+
+def shown(rows: QuerySet) -> QuerySet:
+    """Entries as pages and answers show them: the client's name read with the row, and
+    without the columns no answer shows (the vector)."""
+    return rows.defer("embedding").annotate(client_name=F("oauth_application__name"))
 
 
 def _source(row) -> Source:
@@ -140,7 +153,7 @@ def entry_for_actor(actor: Actor, *, layer: str, key: str, lock: bool = False) -
     rows = live_entries(actor, layer).filter(key=key)
     if lock:
         rows = rows.select_for_update(of=("self",))
-    entry = rows.select_related("oauth_application").first()
+    entry = shown(rows).first()
     if entry is None:
         raise _not_found(layer, key)
     return entry
@@ -158,18 +171,32 @@ def _not_found(layer: str, key: str) -> NotFound:
 
 
 @cache
-def _recall_sql() -> str:
-    # One statement: find the entry (the member's wins over the account's) and count the
-    # access atomically, so concurrent recalls never lose a count.
+def _statements() -> dict[str, str]:
+    """Recall and search as prepared statements, built once from the models' tables.
+
+    Each finds the entries the actor may read and counts the access in the same statement,
+    so concurrent reads never lose a count; ``_view_from_row`` reads the returned columns.
+    """
     entry = Entry._meta.db_table
     application = get_application_model()._meta.db_table
-    return f"""
-    WITH found AS (
-        SELECT e.id FROM {entry} e
-         WHERE e.account_id = %(account)s AND e.key = %(key)s AND e.status = %(live)s
+    readable = """
+           e.account_id = %(account)s AND e.status = %(live)s
            AND (e.expires_at IS NULL OR e.expires_at > now())
            AND ((%(shared)s AND e.layer = %(account_layer)s)
-                OR (e.layer = %(member_layer)s AND e.member_id = %(member)s))
+                OR (e.layer = %(member_layer)s AND e.member_id = %(member)s))"""
+    returned = f"""
+           e.id::text, e.account_id, e.key, e.layer, e.value_ciphertext, e.category,
+           e.confidence, e.source_pipeline_id, e.source_execution_id, e.source_step_id,
+           e.source_extracted_at, e.version, e.created_at, e.updated_at, e.expires_at,
+           e.access_count, e.last_accessed_at, e.written_by_label,
+           (SELECT name FROM {application} WHERE id = e.oauth_application_id)"""  # noqa: S608
+    compared = "e.embedding_status = %(ready)s AND e.embedding_model = %(model)s"
+    in_category = "(%(category)s::text IS NULL OR e.category = %(category)s::text)"
+    return {
+        "recall": f"""
+    WITH found AS (
+        SELECT e.id FROM {entry} e
+         WHERE {readable} AND e.key = %(key)s
          ORDER BY e.layer = %(member_layer)s DESC
          LIMIT 1
     )
@@ -177,12 +204,52 @@ def _recall_sql() -> str:
        SET access_count = e.access_count + 1, last_accessed_at = now()
       FROM found
      WHERE e.id = found.id
-    RETURNING e.id::text, e.account_id, e.key, e.layer, e.value_ciphertext, e.category,
-              e.confidence, e.source_pipeline_id, e.source_execution_id, e.source_step_id,
-              e.source_extracted_at, e.version, e.created_at, e.updated_at, e.expires_at,
-              e.access_count, e.last_accessed_at, e.written_by_label,
-              (SELECT name FROM {application} WHERE id = e.oauth_application_id)
-    """  # noqa: S608  (names from the models, values are parameters)
+    RETURNING {returned}
+    """,  # noqa: S608  (names from the models, values are parameters)
+        "search": f"""
+    WITH ranked AS (
+        SELECT e.id, e.embedding <=> %(vector)s::vector AS distance
+          FROM {entry} e
+         WHERE {readable} AND {in_category} AND {compared}
+         ORDER BY distance, e.key
+         LIMIT %(limit)s
+    )
+    UPDATE {entry} e
+       SET access_count = e.access_count + 1, last_accessed_at = now()
+      FROM ranked
+     WHERE e.id = ranked.id AND (%(cutoff)s::float8 IS NULL OR ranked.distance <= %(cutoff)s)
+    RETURNING {returned}, ranked.distance
+    """,  # noqa: S608  (names from the models, values are parameters)
+        "list": f"""
+    SELECT {returned}, coalesce(e.last_accessed_at, %(never)s) AS seen
+      FROM {entry} e
+     WHERE {readable} AND {in_category}
+       AND (%(c)s::int IS NULL OR e.confidence < %(c)s::int
+            OR (e.confidence = %(c)s::int
+                AND (coalesce(e.last_accessed_at, %(never)s) < %(t)s::timestamptz
+                     OR (coalesce(e.last_accessed_at, %(never)s) = %(t)s::timestamptz
+                         AND e.id > %(i)s::uuid))))
+     ORDER BY e.confidence DESC, seen DESC, e.id
+     LIMIT %(limit)s
+    """,  # noqa: S608  (names from the models, values are parameters)
+        "not_compared": f"""
+    SELECT count(*) FROM {entry} e
+     WHERE {readable} AND {in_category} AND NOT ({compared})
+    """,  # noqa: S608  (names from the models, values are parameters)
+    }
+
+
+def _readable(actor: Actor, layer: str) -> dict:
+    """The parameters of the statements' ``readable`` condition for ``layer``."""
+    member = actor.member.pk if actor.member else None
+    return {
+        "account": actor.account.pk,
+        "live": Entry.Status.LIVE,
+        "shared": layer in ("merged", Layer.ACCOUNT),
+        "account_layer": Layer.ACCOUNT,
+        "member_layer": Layer.MEMBER,
+        "member": member if layer in ("merged", Layer.MEMBER) else None,
+    }
 
 
 @dataclass
@@ -200,19 +267,7 @@ def entry_recall(
     key = clean_key(key, problems)
     layer = _read_layer(layer, problems)
     problems.raise_if_any()
-    member = actor.member.pk if actor.member else None
-    rows = run_one(
-        _recall_sql(),
-        {
-            "account": actor.account.pk,
-            "key": key,
-            "live": Entry.Status.LIVE,
-            "shared": layer in ("merged", Layer.ACCOUNT),
-            "account_layer": Layer.ACCOUNT,
-            "member_layer": Layer.MEMBER,
-            "member": member if layer in ("merged", Layer.MEMBER) else None,
-        },
-    )
+    rows = run_one(_statements()["recall"], {**_readable(actor, layer), "key": key})
     if not rows:
         return Recall(found=False, history=[] if include_history else None)
     view = _view_from_row(rows[0])
@@ -223,7 +278,7 @@ def entry_recall(
 def _view_from_row(row: tuple, ring=None) -> EntryView:
     (entry_id, account_id, key, layer, token, category, confidence, pipeline_id, execution_id,
      step_id, extracted_at, version, created_at, updated_at, expires_at, access_count,
-     last_accessed_at, written_by, client) = row  # fmt: skip
+     last_accessed_at, written_by, client) = row[:19]  # fmt: skip
     text = unseal(
         token, table=ENTRY_TABLE, account_id=account_id, row_id=entry_id, field="value_json",
         ring=ring or keyring(),
@@ -294,12 +349,6 @@ class Page:
 _CURSOR_SALT = "business-memory-list"
 
 
-def _ranked(rows: QuerySet) -> QuerySet:
-    return rows.annotate(seen=Coalesce("last_accessed_at", Value(_NEVER))).order_by(
-        F("confidence").desc(), F("seen").desc(), "id"
-    )
-
-
 def entries_list(
     *,
     actor: Actor,
@@ -327,32 +376,35 @@ def entries_list(
         except (signing.BadSignature, AttributeError):
             problems.add("cursor", "cursor is not one this list gave; start without a cursor")
     problems.raise_if_any()
-    rows = _ranked(live_entries(actor, layer).select_related("oauth_application"))
-    if category is not None:
-        rows = rows.filter(category=category)
-    if position is not None:
-        confidence, seen = position["c"], datetime.fromisoformat(position["t"])
-        rows = rows.filter(
-            Q(confidence__lt=confidence)
-            | Q(confidence=confidence, seen__lt=seen)
-            | Q(confidence=confidence, seen=seen, id__gt=position["i"])
-        )
-    found = list(rows[: limit + 1])
-    more = len(found) > limit
-    found = found[:limit]
+    after = position or {}
+    rows = run_one(
+        _statements()["list"],
+        {
+            **_readable(actor, layer),
+            "category": category,
+            "never": _NEVER,
+            "c": after.get("c"),
+            "t": after.get("t"),
+            "i": after.get("i"),
+            "limit": limit + 1,
+        },
+    )
+    more = len(rows) > limit
+    rows = rows[:limit]
     next_cursor = None
-    if more and found:
-        last = found[-1]
+    if more and rows:
+        last = rows[-1]
         next_cursor = signing.dumps(
             {
-                "c": last.confidence,
-                "t": last.seen.isoformat(),
-                "i": str(last.pk),
+                "c": last[6],  # confidence
+                "t": last[19].isoformat(),  # seen
+                "i": last[0],  # id
                 "filters": filters,
             },
             salt=_CURSOR_SALT,
         )
-    return Page(entries=[EntryView.of(e) for e in found], next_cursor=next_cursor)
+    ring = keyring()
+    return Page(entries=[_view_from_row(row, ring) for row in rows], next_cursor=next_cursor)
 
 
 # --- search ----------------------------------------------------------------------------------
@@ -395,42 +447,53 @@ def entries_search(
         problems.add("limit", f"limit must be a whole number from 1 to {limit_max}")
     category = clean_category(category, problems)
     problems.raise_if_any()
-    rows = live_entries(actor, layer).select_related("oauth_application")
+    rows = live_entries(actor, layer)
     if category is not None:
         rows = rows.filter(category=category)
     embedded = embed_within_budget(query.strip(), query=True)
     result = Search(problem=embedded.problem)
-    compared_ids: set = set()
+    params = {
+        **_readable(actor, layer),
+        "category": category,
+        "ready": EmbeddedModel.EmbeddingStatus.READY,
+        "model": embedded.model,
+    }
+    counted: list[EntryView] = []
     if embedded.vector is not None:
-        ranked = rows.annotate(distance=distance_to(embedded.vector, embedded.model)).filter(
-            distance__isnull=False
+        statements = _statements()
+        ranked, ((not_compared,),) = run(
+            (
+                statements["search"],
+                {
+                    **params,
+                    "vector": "[" + ",".join(map(str, embedded.vector)) + "]",
+                    "limit": limit,
+                    "cutoff": business_settings.SEARCH_MAX_DISTANCE,
+                },
+            ),
+            (statements["not_compared"], params),
         )
-        cutoff = business_settings.SEARCH_MAX_DISTANCE
-        if cutoff is not None:
-            ranked = ranked.filter(distance__lte=cutoff)
-        for entry in ranked.order_by("distance", "key")[:limit]:
-            result.results.append(SearchResult(EntryView.of(entry), float(entry.distance)))
-        compared_ids = {
-            r["pk"]
-            for r in rows.filter(
-                embedding_status=EmbeddedModel.EmbeddingStatus.READY,
-                embedding_model=embedded.model,
-            ).values("pk")
-        }
-        uncompared = rows.exclude(pk__in=compared_ids)
+        ring = keyring()
+        for row in sorted(ranked, key=lambda r: (r[19], r[2])):
+            result.results.append(SearchResult(_view_from_row(row, ring), float(row[19])))
+        result.not_compared = not_compared
+        uncompared = rows.exclude(
+            embedding_status=EmbeddedModel.EmbeddingStatus.READY, embedding_model=embedded.model
+        )
     else:
         uncompared = rows
-    result.not_compared = uncompared.count()
+        result.not_compared = uncompared.count()
     words = {w for w in query.lower().replace("_", " ").split() if len(w) >= 2}
     if result.not_compared and words and len(result.results) < limit:
         key_match = Q()
         for word in sorted(words)[:10]:
             key_match |= Q(key__icontains=word)
-        for entry in uncompared.filter(key_match).order_by("-confidence", "key")[
-            : limit - len(result.results)
-        ]:
-            result.results.append(SearchResult(EntryView.of(entry), None))
-    _count_access(actor, [r.entry for r in result.results])
+        fallback = shown(uncompared).filter(key_match).order_by("-confidence", "key")
+        for entry in fallback[: limit - len(result.results)]:
+            view = EntryView.of(entry)
+            counted.append(view)
+            result.results.append(SearchResult(view, None))
+    _count_access(actor, counted)
     return result
 
 
@@ -454,7 +517,7 @@ def evictions_list(*, actor: Actor, layer: object = Layer.ACCOUNT) -> list[Entry
     problems = FieldProblems()
     layer = clean_choice(layer, (Layer.ACCOUNT, Layer.MEMBER), "layer", problems)
     problems.raise_if_any()
-    rows = retired_entries(actor, layer).select_related("oauth_application")
+    rows = shown(retired_entries(actor, layer))
     return [EntryView.of(e) for e in rows.order_by("-retired_at", "key")]
 
 

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from outreach.access import MEMBER, MODULE_ADMIN, Actor, require_module_admin, require_outreach
 from outreach.errors import KitError, NotModuleAdmin
+from outreach.sql import lock_row
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.embeddings import ENTRIES
 from prospect_memory.business.errors import KeyTaken, NotFound, VersionMismatch
@@ -120,10 +121,12 @@ def layer_role(layer: object) -> str:
 
 def lock_shelf(place: Place) -> Shelf:
     """Lock (creating it on first use) the shelf of ``place``."""
-    where = {"account_id": place.account_id, "layer": place.layer, "member_id": place.member_id}
-    # INSERT ... ON CONFLICT DO NOTHING: two first writes to a layer both find the row.
-    Shelf.objects.bulk_create([Shelf(**where)], ignore_conflicts=True)
-    return Shelf.objects.select_for_update().get(**where)
+    return lock_row(
+        Shelf,
+        key={"account": place.account_id, "layer": place.layer, "member": place.member_id},
+        constraint="shelf_unique_layer",
+        defaults={"created_at": timezone.now()},
+    )
 
 
 def _live(place: Place):

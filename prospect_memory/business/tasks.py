@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from prospect_memory.business.embeddings import ENTRIES
+from prospect_memory.business.embeddings import ENTRIES, account_reembed
 from prospect_memory.core import pipeline
 
 
@@ -18,3 +18,9 @@ def embed_entry(self, entry_id: str) -> str:
 def backfill_entry_embeddings(self, limit: int = 1000) -> int:
     """Embed live entries that are pending or were embedded by another model."""
     return pipeline.backfill(ENTRIES, limit=limit)
+
+
+@shared_task(**pipeline.EMBEDDING_TASK_OPTIONS)
+def reembed_account_entries(self, account_id: int) -> int:
+    """Re-embed every entry of one account with the current model (after a model change)."""
+    return account_reembed(account_id=account_id)

@@ -8,6 +8,7 @@ from datetime import date
 from django.utils import timezone
 
 from outreach.access import Actor
+from outreach.sql import lock_row
 from prospect_memory.core import pipeline
 from prospect_memory.core.budget import Embedded
 from prospect_memory.models import AuditEvent, Dossier, Note
@@ -18,9 +19,12 @@ from prospect_memory.selectors import NoteView
 def lock_dossier(actor: Actor, domain: str, *, create: bool) -> Dossier | None:
     """Lock (creating it if asked) the dossier row of ``domain`` in the actor's account."""
     if create:
-        # INSERT ... ON CONFLICT DO NOTHING: two first saves on a domain both find the row.
-        Dossier.objects.bulk_create(
-            [Dossier(account=actor.account, domain=domain)], ignore_conflicts=True
+        now = timezone.now()
+        return lock_row(
+            Dossier,
+            key={"account": actor.account.pk, "domain": domain},
+            constraint="dossier_unique_domain",
+            defaults={"active_note_count": 0, "created_at": now, "updated_at": now},
         )
     return Dossier.objects.select_for_update().filter(account=actor.account, domain=domain).first()
 

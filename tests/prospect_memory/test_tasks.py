@@ -1,7 +1,6 @@
 """Celery tasks on a real worker: embeddings queued on commit, retried, backfilled."""
 
 import pytest
-from celery.contrib.testing.worker import start_worker
 
 from kit.celery import app
 from prospect_memory import tasks
@@ -12,15 +11,6 @@ from tests.helpers import wait_for
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SERIES_B = "Acme raised a Series B of 40M led by Example Ventures."
-
-
-@pytest.fixture(scope="module")
-def worker():
-    app.conf.task_always_eager = False
-    app.control.purge()
-    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
-        yield app
-    app.conf.task_always_eager = True
 
 
 def statuses(ids):

@@ -1,0 +1,50 @@
+"""Entries in the shared embedding pipeline, on a real worker: queued on commit when the
+provider fails, retried, backfilled, re-embedded after a model change; searched by key
+meanwhile."""
+
+import pytest
+
+from prospect_memory.business import tasks
+from prospect_memory.business.models import Entry
+from prospect_memory.business.selectors import entries_search
+from prospect_memory.business.services import entry_store
+from tests.helpers import wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def status(key: str) -> str:
+    return Entry.objects.get(key=key).embedding_status
+
+
+def test_an_outage_loses_nothing_and_the_worker_embeds_later(admin_actor, gemini, worker):
+    gemini.mode = "503"
+    stored = entry_store(actor=admin_actor, key="voice:banned_phrases", value=["synergy"])
+    assert stored.created
+    assert status("voice:banned_phrases") == "pending"
+    # Meanwhile search matches it on its key and says it was not compared.
+    found = entries_search(actor=admin_actor, query="banned phrases")
+    assert [r.entry.key for r in found.results] == ["voice:banned_phrases"]
+    assert found.results[0].distance is None
+    assert found.not_compared == 1
+    wait_for(lambda: len(gemini.requests) >= 3, what="the worker's first attempt")
+    gemini.mode = "ok"
+    tasks.backfill_entry_embeddings.delay()
+    wait_for(lambda: status("voice:banned_phrases") == "ready", what="the backfill")
+    assert entries_search(actor=admin_actor, query="banned phrases").not_compared == 0
+
+
+def test_a_model_change_reembeds_one_accounts_entries(admin_actor, other_admin, worker):
+    from outreach.access import Actor
+
+    entry_store(actor=admin_actor, key="icp_definition", value={"industry": ["SaaS"]})
+    entry_store(actor=Actor.for_member(other_admin), key="icp_definition", value={"x": 1})
+    Entry.objects.update(embedding_model="an-old-model")
+    tasks.reembed_account_entries.delay(admin_actor.account.pk)
+    wait_for(
+        lambda: Entry.objects.filter(
+            account=admin_actor.account, embedding_model="kit-local-hash-v1"
+        ).exists(),
+        what="re-embedding",
+    )
+    assert Entry.objects.get(account__slug="rival-co").embedding_model == "an-old-model"
