@@ -50,9 +50,7 @@ def copy_entries(rows: list[tuple], vectors: list[list[float]], model: str) -> N
     from django.db import connection
 
     from prospect_memory.business.models import Entry
-    from prospect_memory.business.rules import embedding_input
     from prospect_memory.core.crypto import seal
-    from prospect_memory.core.embeddings import content_hash
 
     table = Entry._meta.label_lower
     now = datetime.now(UTC)
@@ -62,7 +60,7 @@ def copy_entries(rows: list[tuple], vectors: list[list[float]], model: str) -> N
             "COPY business_memory_entry (id, account_id, layer, key, value_ciphertext, value_bytes, "
             "category, confidence, source_pipeline_id, source_execution_id, source_step_id, "
             "written_by_label, version, strategy, created_at, updated_at, access_count, status, "
-            "embedding, embedding_model, embedding_status, content_hash) FROM STDIN"
+            "embedding, embedding_model, embedding_status) FROM STDIN"
         ) as copy,
     ):
         for n, (account_id, key, value) in enumerate(rows):
@@ -98,7 +96,6 @@ def copy_entries(rows: list[tuple], vectors: list[list[float]], model: str) -> N
                     "[" + ",".join(f"{v:.6f}" for v in vector) + "]",
                     model,
                     "ready",
-                    content_hash(embedding_input(key, "fact", value)),
                 )
             )
     with connection.cursor() as cursor:

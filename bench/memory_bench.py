@@ -200,7 +200,7 @@ def seed_fillers(rng: random.Random, target: int) -> None:
         with cur.copy(
             "COPY prospect_memory_note (id, account_id, dossier_id, title_ciphertext, "
             "body_ciphertext, body_bytes, source_urls, observed_at, created_at, status, "
-            "embedding_model, embedding_status, content_hash) FROM STDIN"
+            "embedding_model, embedding_status) FROM STDIN"
         ) as copy:
             for did, aid, domain, n in dossiers:
                 for k in range(n):
@@ -222,7 +222,6 @@ def seed_fillers(rng: random.Random, target: int) -> None:
                             "active",
                             "",
                             "failed",
-                            "0" * 64,
                         )
                     )
                     written += 1

@@ -70,5 +70,6 @@ class RejectNulBytesMiddleware:
             # OAuth endpoints answer in RFC 6749's error shape.
             body = {"error": "invalid_request", "error_description": message}
         else:
-            body = {"error": {"code": "validation_error", "message": message, "details": {}}}
+            details = {"fields": {key[:40]: ["contains a NUL byte"]}}
+            body = {"error": {"code": "validation_error", "message": message, "details": details}}
         return JsonResponse(body, status=400)

@@ -310,6 +310,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "prospect_memory.business.tasks.backfill_entry_embeddings",
         "schedule": 300.0,
     },
+    "business-memory-purge-retired-entries": {
+        "task": "prospect_memory.business.tasks.purge_retired_entries",
+        "schedule": 3600.0,
+    },
 }
 
 # --- Prospect memory ----------------------------------------------------------------------

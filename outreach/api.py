@@ -113,16 +113,14 @@ ERROR = {
 }
 
 _ERROR_STATUSES = {
-    400: "Invalid input (validation_error, invalid_domain)",
-    401: "Missing, invalid or expired credentials (unauthenticated)",
-    403: "insufficient_scope, not_module_admin, addon_required or subscription_inactive",
-    404: "not_found",
-    409: "note_count_mismatch or domain_note_limit_reached",
-    413: "body_too_large",
-    429: "daily_limit_reached or rate_limited (with Retry-After)",
+    400: "Invalid input",
+    401: "Missing, invalid or expired credentials",
+    403: "Not allowed",
+    404: "Not found",
+    409: "In conflict with what is stored",
+    413: "Too large",
+    429: "Over a limit (the answer says when to retry; Retry-After)",
 }
-
-_PARAMETER_TYPES = {"string": str, "integer": int, "boolean": bool}
 
 
 def envelope(schema: dict) -> dict:
@@ -162,14 +160,12 @@ class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...
         operation_id: str,
         status: int = 200,
         created_when: Callable[[dict], bool] | None = None,
-        errors: tuple[int, ...] = (),
         path: tuple[str, ...] = (),
     ) -> None:
         self.operation = operation
         self.operation_id = operation_id
         self.status = status
         self.created_when = created_when
-        self.errors = (400, 401, 403, *errors, *((429,) if operation.writes else ()))
         self.path = path
         properties = operation.input_schema.get("properties", {})
         #: The arguments that come from the query string or the body.
@@ -204,6 +200,22 @@ class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...
         handler.__doc__ = operation.title
         return extend_schema(**self._openapi(method))(handler)
 
+    def _errors(self, method: str) -> dict[int, OpenApiResponse]:
+        """The error answers of this method, by status, each naming its codes."""
+        refusals = list(self.operation.refusal_classes())
+        if method not in self.QUERY_METHODS and self.fields:
+            refusals.append(BodyTooLarge)
+        codes: dict[int, list[str]] = {}
+        for refusal in refusals:
+            if refusal.code not in codes.setdefault(refusal.http_status, []):
+                codes[refusal.http_status].append(refusal.code)
+        return {
+            status: OpenApiResponse(
+                ERROR, description=f"{_ERROR_STATUSES[status]}: {', '.join(codes[status])}"
+            )
+            for status in sorted(codes)
+        }
+
     def _openapi(self, method: str) -> dict:
         operation = self.operation
         schema = operation.input_schema
@@ -213,7 +225,8 @@ class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...
             parameters = [
                 OpenApiParameter(
                     name,
-                    _PARAMETER_TYPES.get(spec.get("type"), str),
+                    # The argument's own schema (type, enum, bounds), as the tools have it.
+                    {k: v for k, v in spec.items() if k != "description"},
                     required=name in required,
                     description=spec.get("description", ""),
                 )
@@ -232,10 +245,7 @@ class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...
             "responses": {
                 self.status: envelope(operation.data_schema),
                 **({201: envelope(operation.data_schema)} if self.created_when else {}),
-                **{
-                    code: OpenApiResponse(ERROR, description=_ERROR_STATUSES[code])
-                    for code in self.errors
-                },
+                **self._errors(method),
             },
         }
 

@@ -24,8 +24,16 @@ from jsonschema import Draft202012Validator
 
 from outreach import scopes
 from outreach.access import MEMBER, MODULE_ADMIN, Actor, require_outreach, require_role
-from outreach.errors import InsufficientScope, ValidationFailed
-from outreach.ratelimit import write_allowed
+from outreach.errors import (
+    AddonRequired,
+    InsufficientScope,
+    KitError,
+    NotModuleAdmin,
+    SubscriptionInactive,
+    Unauthenticated,
+    ValidationFailed,
+)
+from outreach.ratelimit import RateLimited, write_allowed
 
 #: Longest schema message quoted back to a caller.
 _MESSAGE_CHARS = 300
@@ -48,6 +56,9 @@ class Operation:
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
+    #: The refusals of its own rules (the checks every operation makes add theirs, see
+    #: :meth:`refusal_classes`); the REST docs list them by status.
+    refusals: tuple[type[KitError], ...] = ()
     _validator: Draft202012Validator = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -61,6 +72,21 @@ class Operation:
     @property
     def writes(self) -> bool:
         return self.scope == scopes.WRITE
+
+    def refusal_classes(self) -> tuple[type[KitError], ...]:
+        """Every refusal a call can meet: the checks of :func:`execute`, then its own."""
+        checks: list[type[KitError]] = [
+            Unauthenticated,
+            InsufficientScope,
+            AddonRequired,
+            SubscriptionInactive,
+            ValidationFailed,
+        ]
+        if self.role != MEMBER:
+            checks.append(NotModuleAdmin)
+        if self.writes:
+            checks.append(RateLimited)
+        return tuple(dict.fromkeys([*checks, *self.refusals]))
 
     def role_for(self, arguments: dict[str, Any]) -> str:
         return self.role(arguments) if callable(self.role) else self.role

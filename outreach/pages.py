@@ -8,8 +8,10 @@ from functools import wraps
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
+from outreach import scopes
 from outreach.access import Actor, require_outreach
 from outreach.errors import AddonRequired, NotModuleAdmin, SubscriptionInactive
+from outreach.operations import Operation, execute
 from outreach.selectors import member_for_request
 
 _HEADINGS = {
@@ -48,3 +50,10 @@ def member_required(view):
             return refused(request, error)
 
     return wrapper
+
+
+def perform(request, operation: Operation, **arguments) -> dict:
+    """Run ``operation`` for the signed-in member as the agents' surface runs it: the same
+    argument checks, role and write budget (a session holds every scope). Its ``data``, or
+    a KitError for the page to show."""
+    return execute(operation, actor=request.actor, granted=scopes.ALL, arguments=arguments)

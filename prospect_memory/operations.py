@@ -11,6 +11,14 @@ from outreach.access import MODULE_ADMIN, Actor
 from outreach.operations import Operation
 from prospect_memory import payloads, schemas
 from prospect_memory.conf import app_settings
+from prospect_memory.errors import (
+    BodyTooLarge,
+    DailyLimitReached,
+    DomainNoteLimitReached,
+    InvalidDomain,
+    NoteCountMismatch,
+    NotFound,
+)
 from prospect_memory.selectors import dossier_recall, notes_page
 from prospect_memory.services.compaction import compaction_restore, dossier_compact
 from prospect_memory.services.notes import note_delete, note_save, recall_record
@@ -86,6 +94,7 @@ RECALL = Operation(
     run=_recall,
     read_only=True,
     idempotent=True,
+    refusals=(InvalidDomain,),
 )
 
 NOTE_SAVE = Operation(
@@ -104,6 +113,7 @@ NOTE_SAVE = Operation(
     scope=scopes.WRITE,
     role=MODULE_ADMIN,
     run=_save,
+    refusals=(InvalidDomain, DomainNoteLimitReached, BodyTooLarge, DailyLimitReached),
 )
 
 DOSSIER_COMPACT = Operation(
@@ -122,6 +132,7 @@ DOSSIER_COMPACT = Operation(
     role=MODULE_ADMIN,
     run=_compact,
     destructive=True,
+    refusals=(InvalidDomain, NotFound, NoteCountMismatch, DomainNoteLimitReached, BodyTooLarge),
 )
 
 NOTES_LIST = Operation(
@@ -137,6 +148,7 @@ NOTES_LIST = Operation(
     run=_list,
     read_only=True,
     idempotent=True,
+    refusals=(InvalidDomain,),
 )
 
 NOTE_DELETE = Operation(
@@ -152,6 +164,7 @@ NOTE_DELETE = Operation(
     role=MODULE_ADMIN,
     run=_delete,
     destructive=True,
+    refusals=(NotFound,),
 )
 
 COMPACTION_RESTORE = Operation(
@@ -167,6 +180,7 @@ COMPACTION_RESTORE = Operation(
     scope=scopes.WRITE,
     role=MODULE_ADMIN,
     run=_restore,
+    refusals=(NotFound, DomainNoteLimitReached),
 )
 
 #: Served as MCP tools; the rest are REST-only (people decide deletes and restores).

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from outreach.access import Actor, is_module_admin, require_module_admin
 from outreach.errors import KitError
-from outreach.pages import member_required
+from outreach.pages import member_required, perform
 from outreach.selectors import (
     account_knows_domain,
     prospect_for_member,
@@ -26,6 +26,7 @@ from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import InvalidDomain, NotFound
 from prospect_memory.health import chart, memory_health
 from prospect_memory.markdown import render_markdown
+from prospect_memory.operations import NOTE_DELETE
 from prospect_memory.rules import stop_reasons
 from prospect_memory.selectors import (
     NoteView,
@@ -34,7 +35,6 @@ from prospect_memory.selectors import (
     note_for_actor,
     notes_list,
 )
-from prospect_memory.services.notes import note_delete
 
 PREVIEW_NOTES = 3
 PAGE_SIZE = 20
@@ -137,12 +137,12 @@ def note_delete_page(request, note_id):
     domain = note.dossier.domain
     if request.method == "POST":
         try:
-            result = note_delete(actor=actor, note_id=note.id)
+            data = perform(request, NOTE_DELETE, note_id=str(note.id))
         except KitError as error:
             messages.error(request, error.message)
         else:
             title = note.title or "Untitled note"
-            more = len(result.also_deleted_note_ids)
+            more = len(data["also_deleted_note_ids"])
             extra = f" and the {more} notes it had replaced" if more else ""
             messages.success(request, f"Deleted “{title}”{extra}.")
         return redirect(reverse("note-list", kwargs={"domain": domain}))

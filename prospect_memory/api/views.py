@@ -15,13 +15,11 @@ class NotesApi(OperationApi):
     """The collection of notes: list them (read) or save one (write)."""
 
     get = serve(operations.NOTES_LIST, operation_id="notes_list")
-    post = serve(operations.NOTE_SAVE, operation_id="notes_save", status=201, errors=(409, 413))
+    post = serve(operations.NOTE_SAVE, operation_id="notes_save", status=201)
 
 
 class NoteDeleteApi(OperationApi):
-    delete = serve(
-        operations.NOTE_DELETE, operation_id="notes_delete", errors=(404,), path=("note_id",)
-    )
+    delete = serve(operations.NOTE_DELETE, operation_id="notes_delete", path=("note_id",))
 
 
 class DossierCompactApi(OperationApi):
@@ -29,7 +27,6 @@ class DossierCompactApi(OperationApi):
         operations.DOSSIER_COMPACT,
         operation_id="compactions_create",
         status=201,
-        errors=(404, 409, 413),
     )
 
 
@@ -37,6 +34,5 @@ class CompactionRestoreApi(OperationApi):
     post = serve(
         operations.COMPACTION_RESTORE,
         operation_id="compactions_restore",
-        errors=(404, 409),
         path=("compaction_id",),
     )

@@ -1,29 +1,26 @@
 """Staff moderation of business memory in Django admin, under model permissions.
 
 Lists show keys, layers, confidence and dates, never values; a value is decrypted on an
-entry's or version's detail page for staff with the ``view`` permission. Deletes and
-restores go through the services.
+entry's or version's detail page for staff with that model's ``view`` permission (and on an
+evicted entry's only with the entry's). Deletes and restores go through the services.
 """
 
 from __future__ import annotations
 
-import json
-
 from django.contrib import admin, messages
-from django.db.models import Q
 from django.utils import timezone
 from django.utils.html import format_html
 
 from outreach.access import Actor
 from outreach.errors import KitError
 from prospect_memory.business.models import Entry, EntryEvent, EntryVersion, EvictedEntry
-from prospect_memory.business.services import entry_delete, eviction_restore
+from prospect_memory.business.selectors import retired
+from prospect_memory.business.services import entry_remove, eviction_restore
+from prospect_memory.business.templatetags.business_format import pretty_json
 
 
 def _pretty(value) -> str:
-    return format_html(
-        "<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
-    )
+    return format_html("<pre>{}</pre>", pretty_json(value))
 
 
 class ConfidenceFilter(admin.SimpleListFilter):
@@ -128,12 +125,7 @@ class EntryAdmin(ReadOnlyAdmin):
 
     def _delete(self, request, entry) -> bool:
         try:
-            entry_delete(
-                actor=Actor.for_staff(request.user, entry.account),
-                key=entry.key,
-                layer=entry.layer,
-                member=entry.member,
-            )
+            entry_remove(actor=Actor.for_staff(request.user, entry.account), entry=entry)
         except KitError as error:
             self.message_user(request, f"{entry.key}: {error.message}", messages.ERROR)
             return False
@@ -161,14 +153,20 @@ class EvictedEntryAdmin(ReadOnlyAdmin):
     actions = ["restore"]
 
     def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .filter(Q(status__in=["evicted", "expired"]) | Q(expires_at__lte=timezone.now()))
-        )
+        return retired(super().get_queryset(request))
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    def get_fields(self, request, obj=None):
+        # Seeing that an entry left is this admin's permission; reading values is the
+        # entry admin's.
+        if request.user.has_perm("business_memory.view_entry"):
+            return _ENTRY_FIELDS
+        return [f for f in _ENTRY_FIELDS if f != "decrypted_value"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.get_fields(request, obj)
 
     @admin.display(description="Value")
     def decrypted_value(self, entry):

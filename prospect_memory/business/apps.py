@@ -17,6 +17,6 @@ class BusinessMemoryConfig(AppConfig):
     )
 
     def ready(self) -> None:
-        from prospect_memory.business import mcp_tools
+        from prospect_memory.business import checks, mcp_tools  # noqa: F401  (registers the checks)
 
         mcp_tools.register()

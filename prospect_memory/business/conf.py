@@ -15,6 +15,8 @@ DEFAULTS: dict[str, Any] = {
     "VALUE_MAX_BYTES": 16 * 1024,
     "VALUE_MAX_DEPTH": 32,
     "SOURCE_ID_MAX_CHARS": 200,
+    # How far in the future source.extracted_at may be (clocks differ).
+    "EXTRACTED_AT_SLACK_SECONDS": 300,
     "CONFIDENCE_DEFAULT": 50,
     "TTL_MIN_SECONDS": 60,
     "TTL_MAX_SECONDS": 366 * 24 * 3600,
@@ -23,6 +25,8 @@ DEFAULTS: dict[str, Any] = {
     "MEMBER_CAPACITY": 200,
     # History and retention.
     "HISTORY_VERSIONS": 20,
+    # Evicted and expired entries are kept this long for restore, then purged; a layer
+    # keeps at most as many of them as its capacity (the oldest go first).
     "RETIRED_KEEP_DAYS": 30,
     # Reading.
     "LIST_LIMIT_DEFAULT": 20,

@@ -11,6 +11,7 @@ ENTRIES = pipeline.EmbeddingTarget(
     text=lambda entry: embedding_input(entry.key, entry.category, entry.value),
     backlog=lambda: Entry.objects.filter(status=Entry.Status.LIVE).order_by("created_at"),
     task="prospect_memory.business.tasks.embed_entry",
+    revision="version",
 )
 
 

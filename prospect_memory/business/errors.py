@@ -2,7 +2,14 @@
 
 from outreach.errors import KitError, NotFound, ValidationFailed
 
-__all__ = ["MergeTypeMismatch", "NotFound", "ValidationFailed", "ValueTooLarge", "VersionMismatch"]
+__all__ = [
+    "KeyTaken",
+    "MergeTypeMismatch",
+    "NotFound",
+    "ValidationFailed",
+    "ValueTooLarge",
+    "VersionMismatch",
+]
 
 
 class ValueTooLarge(KitError):

@@ -21,7 +21,11 @@ from outreach.models import Account, Member
 from prospect_memory.core.crypto import SealedField
 from prospect_memory.core.models import EmbeddedModel, EmbeddingStatus
 
-KEY_PATTERN = r"^[a-z0-9][a-z0-9_.:-]*$"
+#: The key alphabet, as stored (input is lower-cased first): the one definition that the
+#: database constraint, the rules, the JSON Schema and the pages' hint are built from.
+KEY_CHARACTERS = "a-z0-9_.:-"
+KEY_PATTERN = rf"^[a-z0-9][{KEY_CHARACTERS}]*$"
+KEY_HINT = "a-z, 0-9 and _ . : - (starting with a letter or digit)"
 
 
 class Layer(models.TextChoices):
@@ -33,6 +37,17 @@ class EntryStatus(models.TextChoices):
     LIVE = "live", "Live"
     EVICTED = "evicted", "Evicted (over capacity)"
     EXPIRED = "expired", "Expired"
+
+
+class Strategy(models.TextChoices):
+    """How a write meets an existing value (and, for history, how a version came about)."""
+
+    OVERWRITE = "overwrite", "Overwrite"
+    APPEND = "append", "Append to an array"
+    INCREMENT = "increment", "Increment a number"
+    MAX = "max", "Keep the larger number"
+    MIN = "min", "Keep the smaller number"
+    RESTORE = "restore", "Restore of an earlier version"
 
 
 class Category(models.TextChoices):
@@ -91,7 +106,7 @@ class Entry(EmbeddedModel):
     value_ciphertext = models.BinaryField()
     value_bytes = models.PositiveIntegerField(help_text="Size of the value as compact JSON.")
     category = models.CharField(max_length=10, choices=Category.choices, default=Category.FACT)
-    confidence = models.PositiveSmallIntegerField(default=50)
+    confidence = models.PositiveSmallIntegerField()
     source_pipeline_id = models.CharField(max_length=200, blank=True)
     source_execution_id = models.CharField(max_length=200, blank=True)
     source_step_id = models.CharField(max_length=200, blank=True)
@@ -109,8 +124,8 @@ class Entry(EmbeddedModel):
         related_name="+",
     )
     version = models.PositiveIntegerField(default=1)
-    #: How the current version came about: a store's strategy, or "restore".
-    strategy = models.CharField(max_length=10, default="overwrite")
+    #: How the current version came about.
+    strategy = models.CharField(max_length=10, choices=Strategy.choices)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(null=True, blank=True)
@@ -194,8 +209,8 @@ class EntryVersion(models.Model):
     source_execution_id = models.CharField(max_length=200, blank=True)
     source_step_id = models.CharField(max_length=200, blank=True)
     source_extracted_at = models.DateTimeField(null=True, blank=True)
-    #: How this version came about: a store's strategy, or "restore".
-    strategy = models.CharField(max_length=10)
+    #: How this version came about.
+    strategy = models.CharField(max_length=10, choices=Strategy.choices)
     written_by = models.ForeignKey(
         Member, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -8,9 +8,17 @@ from __future__ import annotations
 
 from outreach import scopes
 from outreach.access import Actor
+from outreach.errors import NotModuleAdmin
 from outreach.operations import Operation
 from prospect_memory.business import payloads, schemas
 from prospect_memory.business.conf import business_settings as limits
+from prospect_memory.business.errors import (
+    KeyTaken,
+    MergeTypeMismatch,
+    NotFound,
+    ValueTooLarge,
+    VersionMismatch,
+)
 from prospect_memory.business.models import Layer
 from prospect_memory.business.rules import UNSET
 from prospect_memory.business.selectors import (
@@ -60,7 +68,9 @@ def _recall(actor: Actor, arguments: dict) -> dict:
         layer=arguments.get("layer", "merged"),
         include_history=arguments.get("include_history", False),
     )
-    _meter(actor, UsageEvent.Kind.RECALL, recall.entry.key if recall.entry else "")
+    # Usage is the account's to see, a member's own keys are not: those are counted unnamed.
+    shared = recall.entry is not None and recall.entry.layer == Layer.ACCOUNT
+    _meter(actor, UsageEvent.Kind.RECALL, recall.entry.key if shared else "")
     return payloads.recall_data(recall)
 
 
@@ -151,6 +161,7 @@ STORE = Operation(
     scope=scopes.WRITE,
     role=_writer,
     run=_store,
+    refusals=(VersionMismatch, MergeTypeMismatch, ValueTooLarge),
 )
 
 RECALL = Operation(
@@ -213,6 +224,7 @@ DELETE = Operation(
     role=_writer,
     run=_delete,
     destructive=True,
+    refusals=(NotFound, VersionMismatch),
 )
 
 HISTORY = Operation(
@@ -225,6 +237,7 @@ HISTORY = Operation(
     run=_history,
     read_only=True,
     idempotent=True,
+    refusals=(NotFound,),
 )
 
 RESTORE_VERSION = Operation(
@@ -236,6 +249,7 @@ RESTORE_VERSION = Operation(
     scope=scopes.WRITE,
     role=_writer,
     run=_restore_version,
+    refusals=(NotFound, VersionMismatch, ValueTooLarge),
 )
 
 EVICTIONS = Operation(
@@ -264,6 +278,8 @@ RESTORE_EVICTION = Operation(
     data_schema=schemas.STORE,
     scope=scopes.WRITE,
     run=_restore_eviction,
+    # The role depends on the entry's layer, which only the service knows.
+    refusals=(NotFound, KeyTaken, NotModuleAdmin),
 )
 
 #: Served as MCP tools; the rest are REST only.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from prospect_memory.business.rules import Source
     from prospect_memory.business.selectors import (
         EntryView,
         Page,
@@ -19,6 +20,18 @@ def _time(moment) -> str | None:
     return moment.isoformat().replace("+00:00", "Z") if moment else None
 
 
+def source_data(source: Source, *, written_by: str, oauth_client: str | None) -> dict:
+    """Where it came from: what the caller said, and what Kit recorded."""
+    return {
+        "pipeline_id": source.pipeline_id or None,
+        "execution_id": source.execution_id or None,
+        "step_id": source.step_id or None,
+        "extracted_at": _time(source.extracted_at),
+        "written_by": written_by or None,
+        "oauth_client": oauth_client,
+    }
+
+
 def entry_data(view: EntryView) -> dict:
     data = {
         "key": view.key,
@@ -26,11 +39,9 @@ def entry_data(view: EntryView) -> dict:
         "value": view.value,
         "category": view.category,
         "confidence": view.confidence,
-        "source": {
-            **view.source.as_data(),
-            "written_by": view.written_by or None,
-            "oauth_client": view.oauth_client,
-        },
+        "source": source_data(
+            view.source, written_by=view.written_by, oauth_client=view.oauth_client
+        ),
         "version": view.version,
         "created_at": _time(view.created_at),
         "updated_at": _time(view.updated_at),
@@ -49,11 +60,9 @@ def version_data(view: VersionView) -> dict:
         "value": view.value,
         "category": view.category,
         "confidence": view.confidence,
-        "source": {
-            **view.source.as_data(),
-            "written_by": view.written_by or None,
-            "oauth_client": view.oauth_client,
-        },
+        "source": source_data(
+            view.source, written_by=view.written_by, oauth_client=view.oauth_client
+        ),
         "strategy": view.strategy,
         "written_at": _time(view.written_at),
     }

@@ -18,22 +18,18 @@ from django.utils import timezone
 
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import MergeTypeMismatch, ValidationFailed, ValueTooLarge
-from prospect_memory.business.models import Category, Layer
+from prospect_memory.business.models import KEY_HINT, KEY_PATTERN, Category, Layer, Strategy
 from prospect_memory.core.embeddings import input_text
 
-_KEY = re.compile(r"[a-z0-9][a-z0-9_.:-]*", re.ASCII)
+_KEY = re.compile(KEY_PATTERN, re.ASCII)
 _SOURCE_IDS = ("pipeline_id", "execution_id", "step_id")
 INT64 = (-(2**63), 2**63 - 1)
-
-
-class Strategy:
-    OVERWRITE = "overwrite"
-    APPEND = "append"
-    INCREMENT = "increment"
-    MAX = "max"
-    MIN = "min"
-    ALL = (OVERWRITE, APPEND, INCREMENT, MAX, MIN)
-    NUMERIC = (INCREMENT, MAX, MIN)
+#: The earliest extraction time taken (anything earlier is a mistake, and times before
+#: year 1 in UTC cannot even be stored).
+EARLIEST_EXTRACTION = datetime(1970, 1, 1, tzinfo=UTC)
+#: What a store may name as its strategy (a restore is not one).
+STORE_STRATEGIES = tuple(s for s in Strategy.values if s != Strategy.RESTORE)
+NUMERIC_STRATEGIES = (Strategy.INCREMENT, Strategy.MAX, Strategy.MIN)
 
 
 class _Unset:
@@ -96,7 +92,7 @@ def json_type(value: object) -> str:
 
 def clean_key(key: object, problems: FieldProblems, field: str = "key") -> str:
     limit = business_settings.KEY_MAX_CHARS
-    rule = f"1 to {limit} characters of a-z, 0-9, _ . : -, starting with a letter or digit"
+    rule = f"1 to {limit} characters of {KEY_HINT}"
     if not isinstance(key, str):
         problems.add(field, f"{field} must be a string: {rule}")
         return ""
@@ -182,16 +178,6 @@ class Source:
     step_id: str = ""
     extracted_at: datetime | None = None
 
-    def as_data(self) -> dict:
-        return {
-            "pipeline_id": self.pipeline_id or None,
-            "execution_id": self.execution_id or None,
-            "step_id": self.step_id or None,
-            "extracted_at": (
-                self.extracted_at.isoformat().replace("+00:00", "Z") if self.extracted_at else None
-            ),
-        }
-
 
 def clean_source(source: object, problems: FieldProblems) -> Source | None:
     if source is None:
@@ -210,21 +196,34 @@ def clean_source(source: object, problems: FieldProblems) -> Source | None:
             continue
         if not isinstance(value, str) or not 1 <= len(value) <= limit:
             problems.add(f"source.{name}", f"must be a string of 1 to {limit} characters")
+        elif not value.isprintable():
+            problems.add(f"source.{name}", "may not contain control characters")
         else:
             ids[name] = value
     extracted = source.get("extracted_at")
     when = None
     if extracted is not None:
-        try:
-            when = datetime.fromisoformat(str(extracted).replace("Z", "+00:00"))
-        except ValueError:
-            problems.add("source.extracted_at", "must be a time like 2026-11-04T14:22:00Z")
-        else:
-            if timezone.is_naive(when):
-                when = timezone.make_aware(when, UTC)
-            if when > timezone.now() + timedelta(minutes=5):
-                problems.add("source.extracted_at", "is in the future; give when it was extracted")
+        when = _extraction_time(extracted, problems)
     return Source(**ids, extracted_at=when)
+
+
+def _extraction_time(extracted: object, problems: FieldProblems) -> datetime | None:
+    field = "source.extracted_at"
+    try:
+        when = datetime.fromisoformat(str(extracted).replace("Z", "+00:00"))
+        when = timezone.make_aware(when, UTC) if timezone.is_naive(when) else when
+        when = when.astimezone(UTC)
+    except (ValueError, OverflowError):
+        problems.add(field, "must be a time like 2026-11-04T14:22:00Z")
+        return None
+    slack = timedelta(seconds=business_settings.EXTRACTED_AT_SLACK_SECONDS)
+    if when > timezone.now() + slack:
+        problems.add(field, "is in the future; give when it was extracted")
+    elif when < EARLIEST_EXTRACTION:
+        problems.add(field, f"is before {EARLIEST_EXTRACTION.year}; give when it was extracted")
+    else:
+        return when
+    return None
 
 
 def clean_ttl(ttl: object, problems: FieldProblems) -> int | _Unset | None:
@@ -262,19 +261,14 @@ def clean_expected_version(value: object, problems: FieldProblems) -> int | None
     return value
 
 
-def check_strategy_value(strategy: str | None, value: object, problems: FieldProblems) -> None:
-    if strategy in Strategy.NUMERIC and not _number(value):
-        problems.add("value", f"{strategy} takes a number, not a {json_type(value)}")
-    in_range = not _whole_number(value) or INT64[0] <= value <= INT64[1]
-    if strategy == Strategy.INCREMENT and not in_range:
-        problems.add("value", "value is outside the 64-bit integer range")
-
-
 # --- merging -----------------------------------------------------------------------------
 
 
 def merged_value(strategy: str, current: Any, new: Any, *, exists: bool) -> Any:
-    """What ``strategy`` stores, given the ``current`` value (when the key ``exists``)."""
+    """What ``strategy`` stores, given the ``current`` value (when the key ``exists``).
+
+    A new key stores the given value under every strategy (``append`` an array of it).
+    """
     if not exists:
         if strategy == Strategy.APPEND and not isinstance(new, list):
             return [new]
@@ -283,15 +277,22 @@ def merged_value(strategy: str, current: Any, new: Any, *, exists: bool) -> Any:
         return new
     if strategy == Strategy.APPEND:
         if not isinstance(current, list):
-            raise _mismatch(strategy, current, new, "an array")
+            raise _mismatch(strategy, current, new, "the stored value to be an array")
         return [*current, *(new if isinstance(new, list) else [new])]
-    if not _number(current):
-        raise _mismatch(strategy, current, new, "a number")
+    if not (_number(current) and _number(new)):
+        raise _mismatch(strategy, current, new, "two numbers")
     if strategy == Strategy.MAX:
         return max(current, new)
     if strategy == Strategy.MIN:
         return min(current, new)
-    total = current + new
+    return _sum(current, new)
+
+
+def _sum(current: float, new: float) -> float:
+    try:
+        total = current + new
+    except OverflowError:  # an integer too large to add to a float
+        total = math.inf
     if _whole_number(total) and not INT64[0] <= total <= INT64[1]:
         raise ValidationFailed(
             f"increment would take the value past the 64-bit integer range ({current} + {new}); "
@@ -308,8 +309,9 @@ def merged_value(strategy: str, current: Any, new: Any, *, exists: bool) -> Any:
 
 def _mismatch(strategy: str, current: Any, new: Any, wanted: str) -> MergeTypeMismatch:
     return MergeTypeMismatch(
-        f"{strategy} needs the stored value to be {wanted}, but it is a {json_type(current)}; "
-        "nothing was changed. Use strategy overwrite to replace it.",
+        f"{strategy} needs {wanted}, but the stored value is a {json_type(current)} and the "
+        f"given one a {json_type(new)}; nothing was changed. Use strategy overwrite to "
+        "replace it.",
         details={
             "strategy": strategy,
             "stored_type": json_type(current),

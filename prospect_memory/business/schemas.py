@@ -7,8 +7,8 @@ rule again (sizes, merges, versions), so the schemas describe rather than decide
 from __future__ import annotations
 
 from prospect_memory.business.conf import business_settings as limits
-from prospect_memory.business.models import Category, Layer
-from prospect_memory.business.rules import READ_LAYERS, Strategy
+from prospect_memory.business.models import KEY_CHARACTERS, KEY_HINT, Category, Layer
+from prospect_memory.business.rules import READ_LAYERS, STORE_STRATEGIES
 
 _STRING = {"type": "string"}
 _NULLABLE_STRING = {"type": ["string", "null"]}
@@ -30,9 +30,10 @@ KEY = {
     "type": "string",
     "minLength": 1,
     "maxLength": limits.KEY_MAX_CHARS,
-    "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:-]*$",
-    "description": f"1 to {limits.KEY_MAX_CHARS} characters of a-z, 0-9, _ . : - starting with "
-    "a letter or digit (upper case is lower-cased), e.g. icp_definition or voice:banned_phrases.",
+    # Input may be upper case: keys are lower-cased before they are checked and stored.
+    "pattern": f"^[A-Za-z0-9][A-Z{KEY_CHARACTERS}]*$",
+    "description": f"1 to {limits.KEY_MAX_CHARS} characters of {KEY_HINT}; upper case is "
+    "lower-cased. E.g. icp_definition or voice:banned_phrases.",
 }
 WRITE_LAYER = {
     "type": "string",
@@ -129,7 +130,7 @@ STORE_INPUT = _object(
         },
         "strategy": {
             "type": "string",
-            "enum": list(Strategy.ALL),
+            "enum": list(STORE_STRATEGIES),
             "description": "When the key exists: overwrite (default), append (to an array), "
             "increment (a number), max or min.",
         },
@@ -199,6 +200,7 @@ SEARCH_INPUT = _object(
             "type": "string",
             "minLength": 1,
             "maxLength": limits.SEARCH_QUERY_MAX_CHARS,
+            "pattern": "^[^\\u0000]*$",
             "description": "What you want to know, in words.",
         },
         "layer": READ_LAYER,

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timedelta
 from functools import cache
 
 from django.core import signing
+from django.db import transaction
 from django.db.models import F, Q, QuerySet
-from django.db.models.functions import Now
+from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 from oauth2_provider.models import get_application_model
 
@@ -30,6 +31,7 @@ from prospect_memory.business.rules import (
     READ_LAYERS,
     FieldProblems,
     Source,
+    capacity,
     clean_category,
     clean_choice,
     clean_key,
@@ -39,8 +41,6 @@ from prospect_memory.core.crypto import keyring, unseal
 from prospect_memory.core.models import EmbeddedModel
 
 ENTRY_TABLE = Entry._meta.label_lower  # the binding of an entry's sealed value
-#: Ranks never-read entries last among entries of the same confidence.
-_NEVER = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 # --- views ---------------------------------------------------------------------------------
@@ -131,11 +131,41 @@ def _source(row) -> Source:
 # --- visibility ----------------------------------------------------------------------------
 
 
+# What "live", "expired" and "left" mean, once (the statements below say the same in SQL,
+# with the database's clock).
+
+
+def unexpired(rows: QuerySet) -> QuerySet:
+    return rows.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=Now()))
+
+
+def expired_live(rows: QuerySet) -> QuerySet:
+    """Live rows whose expiry passed: gone from every read, not yet marked expired."""
+    return rows.filter(status=Entry.Status.LIVE, expires_at__lte=Now())
+
+
+def retired(rows: QuerySet) -> QuerySet:
+    """Rows that left the memory: evicted, expired, or live past their expiry."""
+    return rows.filter(
+        Q(status__in=[Entry.Status.EVICTED, Entry.Status.EXPIRED])
+        | Q(status=Entry.Status.LIVE, expires_at__lte=Now())
+    )
+
+
+def restorable(rows: QuerySet) -> QuerySet:
+    """:func:`retired` rows that left within RETIRED_KEEP_DAYS, newest first."""
+    since = timezone.now() - timedelta(days=business_settings.RETIRED_KEEP_DAYS)
+    return (
+        retired(rows)
+        .annotate(left_at=Coalesce("retired_at", "expires_at"))
+        .filter(left_at__gte=since)
+        .order_by("-left_at", "key")
+    )
+
+
 def live_entries(actor: Actor, layer: str) -> QuerySet:
     """The live, unexpired entries ``actor`` may read in ``layer`` (or ``merged``: both)."""
-    rows = Entry.objects.filter(account=actor.account, status=Entry.Status.LIVE).filter(
-        Q(expires_at__isnull=True) | Q(expires_at__gt=Now())
-    )
+    rows = unexpired(Entry.objects.filter(account=actor.account, status=Entry.Status.LIVE))
     own = Q(layer=Layer.MEMBER, member=actor.member) if actor.member else Q(pk__in=[])
     if layer == Layer.ACCOUNT:
         return rows.filter(layer=Layer.ACCOUNT)
@@ -148,12 +178,11 @@ def _read_layer(layer: object, problems: FieldProblems) -> str:
     return clean_choice(layer, READ_LAYERS, "layer", problems) or "merged"
 
 
-def entry_for_actor(actor: Actor, *, layer: str, key: str, lock: bool = False) -> Entry:
+def entry_for_actor(actor: Actor, *, layer: str, key: str) -> Entry:
     """A live, unexpired entry of ``layer`` the actor may read, or NotFound."""
-    rows = live_entries(actor, layer).filter(key=key)
-    if lock:
-        rows = rows.select_for_update(of=("self",))
-    entry = shown(rows).first()
+    if key.isascii():
+        key = key.lower()
+    entry = shown(live_entries(actor, layer).filter(key=key)).first()
     if entry is None:
         raise _not_found(layer, key)
     return entry
@@ -201,9 +230,9 @@ def _statements() -> dict[str, str]:
          LIMIT 1
     )
     UPDATE {entry} e
-       SET access_count = e.access_count + 1, last_accessed_at = now()
+       SET access_count = e.access_count + 1, last_accessed_at = statement_timestamp()
       FROM found
-     WHERE e.id = found.id
+     WHERE e.id = found.id AND {readable}
     RETURNING {returned}
     """,  # noqa: S608  (names from the models, values are parameters)
         "search": f"""
@@ -213,21 +242,27 @@ def _statements() -> dict[str, str]:
          WHERE {readable} AND {in_category} AND {compared}
          ORDER BY distance, e.key
          LIMIT %(limit)s
+    ), locked AS (
+        -- Rows locked in one order (by id), so concurrent searches never deadlock.
+        SELECT e.id, ranked.distance FROM {entry} e JOIN ranked ON ranked.id = e.id
+         WHERE %(cutoff)s::float8 IS NULL OR ranked.distance <= %(cutoff)s
+         ORDER BY e.id
+           FOR NO KEY UPDATE OF e
     )
     UPDATE {entry} e
-       SET access_count = e.access_count + 1, last_accessed_at = now()
-      FROM ranked
-     WHERE e.id = ranked.id AND (%(cutoff)s::float8 IS NULL OR ranked.distance <= %(cutoff)s)
-    RETURNING {returned}, ranked.distance
+       SET access_count = e.access_count + 1, last_accessed_at = statement_timestamp()
+      FROM locked
+     WHERE e.id = locked.id AND {readable}
+    RETURNING {returned}, locked.distance
     """,  # noqa: S608  (names from the models, values are parameters)
         "list": f"""
-    SELECT {returned}, coalesce(e.last_accessed_at, %(never)s) AS seen
+    SELECT {returned}, coalesce(e.last_accessed_at, e.created_at) AS seen
       FROM {entry} e
      WHERE {readable} AND {in_category}
        AND (%(c)s::int IS NULL OR e.confidence < %(c)s::int
             OR (e.confidence = %(c)s::int
-                AND (coalesce(e.last_accessed_at, %(never)s) < %(t)s::timestamptz
-                     OR (coalesce(e.last_accessed_at, %(never)s) = %(t)s::timestamptz
+                AND (coalesce(e.last_accessed_at, e.created_at) < %(t)s::timestamptz
+                     OR (coalesce(e.last_accessed_at, e.created_at) = %(t)s::timestamptz
                          AND e.id > %(i)s::uuid))))
      ORDER BY e.confidence DESC, seen DESC, e.id
      LIMIT %(limit)s
@@ -357,7 +392,11 @@ def entries_list(
     limit: object = None,
     cursor: object = None,
 ) -> Page:
-    """Entries by confidence, then last access; a page at a time. Not counted as access."""
+    """Entries by confidence, then last use (never read: since stored), a page at a time.
+
+    Not counted as access. A cursor is a position in that order: an entry read or
+    re-scored between pages can move past it.
+    """
     problems = FieldProblems()
     layer = _read_layer(layer, problems)
     category = clean_category(category, problems)
@@ -382,7 +421,6 @@ def entries_list(
         {
             **_readable(actor, layer),
             "category": category,
-            "never": _NEVER,
             "c": after.get("c"),
             "t": after.get("t"),
             "i": after.get("i"),
@@ -440,6 +478,8 @@ def entries_search(
     max_chars = business_settings.SEARCH_QUERY_MAX_CHARS
     if not isinstance(query, str) or not query.strip() or len(query) > max_chars:
         problems.add("query", f"query must be text of 1 to {max_chars:,} characters")
+    elif "\x00" in query:
+        problems.add("query", "query may not contain NUL characters")
     limit_max = business_settings.SEARCH_LIMIT_MAX
     if limit is None:
         limit = limit_max
@@ -501,9 +541,13 @@ def _count_access(actor: Actor, views: list[EntryView]) -> None:
     if not views:
         return
     now = timezone.now()
-    Entry.objects.filter(account=actor.account, pk__in=[v.id for v in views]).update(
-        access_count=F("access_count") + 1, last_accessed_at=now
-    )
+    with transaction.atomic():
+        rows = Entry.objects.filter(account=actor.account, pk__in=[v.id for v in views])
+        # Locked in id order, like the search statement, so the two never deadlock.
+        ids = list(rows.select_for_update(no_key=True).order_by("id").values_list("pk", flat=True))
+        Entry.objects.filter(pk__in=ids).update(
+            access_count=F("access_count") + 1, last_accessed_at=now
+        )
     for view in views:
         view.access_count += 1
         view.last_accessed_at = now
@@ -513,21 +557,15 @@ def _count_access(actor: Actor, views: list[EntryView]) -> None:
 
 
 def evictions_list(*, actor: Actor, layer: object = Layer.ACCOUNT) -> list[EntryView]:
-    """Entries that left the live set (evicted or expired) and can still be restored."""
+    """Entries of ``layer`` that left the memory (evicted or expired) within
+    RETIRED_KEEP_DAYS and can be restored, newest first (at most the layer's capacity)."""
     problems = FieldProblems()
     layer = clean_choice(layer, (Layer.ACCOUNT, Layer.MEMBER), "layer", problems)
     problems.raise_if_any()
-    rows = shown(retired_entries(actor, layer))
-    return [EntryView.of(e) for e in rows.order_by("-retired_at", "key")]
-
-
-def retired_entries(actor: Actor, layer: str) -> QuerySet:
-    own = Q(member=actor.member) if actor.member else Q(pk__in=[])
-    rows = Entry.objects.filter(account=actor.account, layer=layer).filter(
-        Q(status__in=[Entry.Status.EVICTED, Entry.Status.EXPIRED])
-        | Q(status=Entry.Status.LIVE, expires_at__lte=Now())
-    )
-    return rows.filter(own) if layer == Layer.MEMBER else rows
+    rows = Entry.objects.filter(account=actor.account, layer=layer)
+    if layer == Layer.MEMBER:
+        rows = rows.filter(member=actor.member) if actor.member else rows.none()
+    return [EntryView.of(e) for e in shown(restorable(rows))[: capacity(layer)]]
 
 
 def retired_for_actor(actor: Actor, entry_id: object, *, lock: bool = False) -> Entry:
@@ -538,11 +576,11 @@ def retired_for_actor(actor: Actor, entry_id: object, *, lock: bool = False) -> 
         readable = Q()  # staff moderate every layer of the account, in the admin
     elif actor.member is not None:
         readable |= Q(layer=Layer.MEMBER, member=actor.member)
-    rows = Entry.objects.filter(readable, account=actor.account, pk=pk)
+    rows = restorable(Entry.objects.filter(readable, account=actor.account, pk=pk))
     if lock:
         rows = rows.select_for_update(of=("self",))
     entry = rows.first() if pk else None
-    if entry is None or (entry.status == Entry.Status.LIVE and not is_expired(entry)):
+    if entry is None:
         shown = str(entry_id)[:64]
         raise NotFound(
             f"No evicted or expired entry {shown!r} in this account. List the evictions to "

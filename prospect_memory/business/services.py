@@ -1,5 +1,5 @@
 """Writes of business memory: store with a merge strategy, delete, restore a version,
-restore an eviction.
+restore an eviction, and the purge of what left the memory long ago.
 
 Every write to a layer locks that layer's :class:`Shelf` row first, so a key's existence,
 ``expected_version`` and the capacity count are seen in one order: concurrent creations can
@@ -17,9 +17,17 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import F
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from outreach.access import MEMBER, MODULE_ADMIN, Actor, require_module_admin, require_outreach
+from outreach.access import (
+    MEMBER,
+    MODULE_ADMIN,
+    Actor,
+    is_module_admin,
+    require_module_admin,
+    require_outreach,
+)
 from outreach.errors import KitError, NotModuleAdmin
 from outreach.sql import lock_row
 from prospect_memory.business.conf import business_settings
@@ -32,14 +40,14 @@ from prospect_memory.business.models import (
     EntryVersion,
     Layer,
     Shelf,
+    Strategy,
 )
 from prospect_memory.business.rules import (
+    STORE_STRATEGIES,
     UNSET,
     FieldProblems,
     Source,
-    Strategy,
     capacity,
-    check_strategy_value,
     check_value,
     clean_category,
     clean_choice,
@@ -53,10 +61,16 @@ from prospect_memory.business.rules import (
     expires_at,
     merged_value,
 )
-from prospect_memory.business.selectors import EntryView, is_expired, retired_for_actor
+from prospect_memory.business.selectors import (
+    EntryView,
+    expired_live,
+    is_expired,
+    retired,
+    retired_for_actor,
+    unexpired,
+)
 from prospect_memory.core import metering, pipeline
 from prospect_memory.core.budget import Embedded, embed_within_budget
-from prospect_memory.core.embeddings import content_hash
 from prospect_memory.core.models import UsageEvent
 
 WRITABLE_LAYERS = (Layer.ACCOUNT, Layer.MEMBER)
@@ -80,18 +94,29 @@ class DeleteResult:
 # --- who may write -------------------------------------------------------------------------
 
 
-def require_layer_writer(actor: Actor, layer: str) -> None:
-    """The account layer needs an Outreach module admin; a member layer its member (or Kit
+def may_write_layer(actor: Actor, layer: str) -> bool:
+    """The account layer: an Outreach module admin; a member layer: its member (or Kit
     staff moderating in the admin)."""
+    if layer == Layer.ACCOUNT:
+        return is_module_admin(actor)
+    return actor.member is not None or actor.is_staff
+
+
+def require_layer_writer(actor: Actor, layer: str) -> None:
     if layer == Layer.ACCOUNT:
         require_module_admin(actor)
         return
     require_outreach(actor)
-    if actor.member is None and not actor.is_staff:
+    if not may_write_layer(actor, layer):
         raise NotModuleAdmin(
             "A member's own context is written by that member only.",
             details={"layer": layer},
         )
+
+
+def layer_role(layer: object) -> str:
+    """The role a write to ``layer`` needs (for the operation's declaration)."""
+    return MEMBER if layer == Layer.MEMBER else MODULE_ADMIN
 
 
 @dataclass(frozen=True)
@@ -103,17 +128,17 @@ class Place:
     member_id: int | None
 
     @classmethod
-    def of(cls, actor: Actor, layer: str, member=None) -> Place:
-        """The actor's place in ``layer``; staff name the ``member`` whose layer it is."""
+    def of(cls, actor: Actor, layer: str) -> Place:
+        """The actor's own place in ``layer``."""
         if layer == Layer.ACCOUNT:
             return cls(actor.account.pk, layer, None)
-        owner = member if actor.is_staff else actor.member
-        return cls(actor.account.pk, layer, owner.pk if owner is not None else None)
+        if actor.member is None:
+            raise NotModuleAdmin("Only a member has an own context.", details={"layer": layer})
+        return cls(actor.account.pk, layer, actor.member.pk)
 
-
-def layer_role(layer: object) -> str:
-    """The role a write to ``layer`` needs (for the operation's declaration)."""
-    return MEMBER if layer == Layer.MEMBER else MODULE_ADMIN
+    @classmethod
+    def of_entry(cls, entry: Entry) -> Place:
+        return cls(entry.account_id, entry.layer, entry.member_id)
 
 
 # --- shared steps --------------------------------------------------------------------------
@@ -129,13 +154,14 @@ def lock_shelf(place: Place) -> Shelf:
     )
 
 
-def _live(place: Place):
+def _in(place: Place):
     return Entry.objects.filter(
-        account_id=place.account_id,
-        layer=place.layer,
-        member_id=place.member_id,
-        status=Entry.Status.LIVE,
+        account_id=place.account_id, layer=place.layer, member_id=place.member_id
     )
+
+
+def _live(place: Place):
+    return _in(place).filter(status=Entry.Status.LIVE)
 
 
 def _event(actor: Actor, action: str, entry: Entry, version: int | None = None) -> None:
@@ -184,24 +210,28 @@ def _keep_version(entry: Entry) -> None:
 
 
 def _make_room(actor: Actor, place: Place, now, *, keep_out: Entry | None = None) -> list[Entry]:
-    """Evict the lowest live entries so one more fits the layer's capacity."""
-    live = _live(place).exclude(expires_at__lte=now)
+    """Evict the lowest live entries so one more fits the layer's capacity: lowest
+    confidence first, then least recently used (never read: since it was stored), then
+    oldest. A layer keeps at most its capacity of evicted and expired entries."""
+    live = unexpired(_live(place))
     if keep_out is not None:
         live = live.exclude(pk=keep_out.pk)
-    over = live.count() - capacity(place.layer) + 1
+    limit = capacity(place.layer)
+    over = live.count() - limit + 1
     if over <= 0:
         return []
     victims = list(
         live.select_for_update().order_by(
-            "confidence",
-            F("last_accessed_at").asc(nulls_first=True),  # never read: least recently
-            "created_at",
-            "id",
+            "confidence", Coalesce("last_accessed_at", "created_at"), "created_at", "id"
         )[:over]
     )
     for victim in victims:
         _retire(victim, Entry.Status.EVICTED, now)
         _event(actor, EntryEvent.Action.EVICT, victim)
+    left = retired(_in(place)).order_by(
+        F("retired_at").desc(nulls_last=True), F("expires_at").desc()
+    )
+    Entry.objects.filter(pk__in=list(left.values_list("pk", flat=True)[limit:])).delete()
     return victims
 
 
@@ -212,25 +242,21 @@ def _write(entry: Entry, actor: Actor, now) -> None:
     entry.updated_at = now
 
 
-def _set_value(entry: Entry, text: str, embedding_text: str, embedded: Embedded) -> None:
+def _set_value(entry: Entry, text: str, embedding_text: str, was: str, embedded: Embedded):
     """Seal the value; the embedding is the pre-lock vector if it was made of this very
-    text, the entry's own if its text did not change, else pending for the pipeline."""
+    text, the entry's own if its text (``was``) did not change, else pending."""
     entry.value_json = text
     entry.value_bytes = len(text.encode("utf-8"))
-    digest = content_hash(embedding_text)
-    unchanged = entry.content_hash == digest and entry.embedding_status == pipeline.READY
-    if embedded.vector is not None and embedded.text_hash == digest:
+    if embedded.vector is not None and embedded.text == embedding_text:
         entry.embedding, entry.embedding_model = embedded.vector, embedded.model
         entry.embedding_status = pipeline.READY
-    elif not unchanged:
+    elif was != embedding_text or entry.embedding_status != pipeline.READY:
         entry.embedding, entry.embedding_model = None, ""
         entry.embedding_status = pipeline.PENDING
-    entry.content_hash = digest
 
 
-def _view(entry: Entry, actor: Actor) -> EntryView:
-    entry.oauth_application = actor.oauth_application
-    return EntryView.of(entry)
+def _embedding_text(entry: Entry | None) -> str:
+    return embedding_input(entry.key, entry.category, entry.value) if entry else ""
 
 
 # --- store ---------------------------------------------------------------------------------
@@ -249,7 +275,11 @@ def entry_store(
     strategy: object = Strategy.OVERWRITE,
     expected_version: object = None,
 ) -> StoreResult:
-    """Write ``value`` under ``key`` in ``layer``, merged by ``strategy``."""
+    """Write ``value`` under ``key`` in ``layer``, merged by ``strategy``.
+
+    On an update, an omitted category, confidence or expiry is kept; the source describes
+    the value written, so a write without one clears it (Kit still records who wrote it).
+    """
     problems = FieldProblems()
     layer = clean_choice(layer, WRITABLE_LAYERS, "layer", problems)
     key = clean_key(key, problems)
@@ -258,22 +288,16 @@ def entry_store(
     confidence = clean_confidence(confidence, problems)
     source = clean_source(source, problems)
     ttl = clean_ttl(ttl_seconds, problems)
-    strategy = clean_choice(strategy, Strategy.ALL, "strategy", problems)
+    strategy = clean_choice(strategy, STORE_STRATEGIES, "strategy", problems)
     expected = clean_expected_version(expected_version, problems)
-    if strategy is not None and value is not None:
-        check_strategy_value(strategy, value, problems)
     problems.raise_if_any()
     require_layer_writer(actor, layer)
-    if actor.member is None:
-        raise NotModuleAdmin("Business memory is written by members of the account.")
-    encode_value(value)  # an oversized value is refused before anything else happens
     place = Place.of(actor, layer)
+    encode_value(value)  # an oversized value is refused before anything else happens
 
     # Embed before any lock, on the value this write will most likely store.
-    now = timezone.now()
-    before = _live(place).filter(key=key).exclude(expires_at__lte=now).first()
-    guess = _predict(before, strategy, value, category)
-    embedded = _embed(key, guess)
+    before = unexpired(_live(place)).filter(key=key).first()
+    embedded = _embed(key, _predict(before, strategy, value, category))
 
     with transaction.atomic():
         lock_shelf(place)
@@ -289,11 +313,12 @@ def entry_store(
             strategy, current.value if current else None, value, exists=current is not None
         )
         text = encode_value(stored)
+        was = _embedding_text(current)
         evicted: list[Entry] = []
         if current is None:
             evicted = _make_room(actor, place, now)
             entry = Entry(
-                account=actor.account,
+                account_id=place.account_id,
                 layer=layer,
                 member_id=place.member_id,
                 key=key,
@@ -316,16 +341,19 @@ def entry_store(
         _apply_source(entry, source)
         _write(entry, actor, now)
         entry.strategy = strategy
-        _set_value(entry, text, embedding_input(key, entry.category, stored), embedded)
+        _set_value(entry, text, embedding_input(key, entry.category, stored), was, embedded)
         entry.save(force_insert=current is None)
         _event(actor, EntryEvent.Action.STORE, entry)
         metering.usage_record(
-            actor=actor, memory=UsageEvent.Memory.BUSINESS, kind=UsageEvent.Kind.STORE
+            actor=actor,
+            memory=UsageEvent.Memory.BUSINESS,
+            kind=UsageEvent.Kind.STORE,
+            subject=key if layer == Layer.ACCOUNT else "",  # a member's keys stay theirs
         )
         if entry.embedding_status == pipeline.PENDING:
             pipeline.enqueue(ENTRIES, entry.pk)
     return StoreResult(
-        entry=_view(entry, actor),
+        entry=EntryView.of(entry),
         created=current is None,
         previous_version=found,
         evicted=[{"key": e.key, "confidence": e.confidence} for e in evicted],
@@ -368,6 +396,16 @@ def _version_mismatch(key: str, layer: str, expected: int, found: int) -> Versio
     )
 
 
+def _live_entry(place: Place, key: str) -> Entry:
+    entry = unexpired(_live(place)).select_for_update().filter(key=key).first()
+    if entry is None:
+        raise NotFound(
+            f"No {place.layer} entry {key!r} in this account's business memory.",
+            details={"layer": place.layer, "key": key},
+        )
+    return entry
+
+
 # --- delete ----------------------------------------------------------------------------------
 
 
@@ -377,39 +415,37 @@ def entry_delete(
     key: object,
     layer: object = Layer.ACCOUNT,
     expected_version: object = None,
-    member=None,
 ) -> DeleteResult:
-    """Remove a live entry and its history for good; an event keeps who and which key.
-
-    ``member`` names whose own layer it is when Kit staff delete in the admin.
-    """
+    """Remove a live entry and its history for good; an event keeps who and which key."""
     problems = FieldProblems()
     layer = clean_choice(layer, WRITABLE_LAYERS, "layer", problems)
     key = clean_key(key, problems)
     expected = clean_expected_version(expected_version, problems)
     problems.raise_if_any()
     require_layer_writer(actor, layer)
-    place = Place.of(actor, layer, member)
+    place = Place.of(actor, layer)
     with transaction.atomic():
         lock_shelf(place)
-        entry = (
-            _live(place)
-            .select_for_update()
-            .filter(key=key)
-            .exclude(expires_at__lte=timezone.now())
-            .first()
-        )
-        if entry is None:
-            raise NotFound(
-                f"No {layer} entry {key!r} to delete in this account's business memory.",
-                details={"layer": layer, "key": key},
-            )
-        if expected is not None and expected != entry.version:
-            raise _version_mismatch(key, layer, expected, entry.version)
-        _event(actor, EntryEvent.Action.DELETE, entry)
-        version = entry.version
-        entry.delete()
-    return DeleteResult(key=key, layer=layer, version=version)
+        return _delete(actor, place, key, expected)
+
+
+def entry_remove(*, actor: Actor, entry: Entry) -> DeleteResult:
+    """Kit staff deleting a live entry in the admin, whoever's layer it is in."""
+    require_layer_writer(actor, entry.layer)
+    place = Place.of_entry(entry)
+    with transaction.atomic():
+        lock_shelf(place)
+        return _delete(actor, place, entry.key, None)
+
+
+def _delete(actor: Actor, place: Place, key: str, expected: int | None) -> DeleteResult:
+    entry = _live_entry(place, key)
+    if expected is not None and expected != entry.version:
+        raise _version_mismatch(key, place.layer, expected, entry.version)
+    _event(actor, EntryEvent.Action.DELETE, entry)
+    version = entry.version
+    entry.delete()
+    return DeleteResult(key=key, layer=place.layer, version=version)
 
 
 # --- restore ---------------------------------------------------------------------------------
@@ -436,12 +472,7 @@ def version_restore(
     with transaction.atomic():
         lock_shelf(place)
         now = timezone.now()
-        entry = _live(place).select_for_update().filter(key=key).first()
-        if entry is None or is_expired(entry):
-            raise NotFound(
-                f"No {layer} entry {key!r} in this account's business memory.",
-                details={"layer": layer, "key": key},
-            )
+        entry = _live_entry(place, key)
         if expected is not None and expected != entry.version:
             raise _version_mismatch(key, layer, expected, entry.version)
         kept = EntryVersion.objects.filter(entry=entry, version=version).first()
@@ -451,56 +482,43 @@ def version_restore(
                 "versions that can be restored.",
                 details={"layer": layer, "key": key, "version": version},
             )
+        was = _embedding_text(entry)
         _keep_version(entry)
         previous = entry.version
         entry.version += 1
-        entry.strategy = "restore"
+        entry.strategy = Strategy.RESTORE
         entry.category, entry.confidence = kept.category, kept.confidence
         entry.source_pipeline_id = kept.source_pipeline_id
         entry.source_execution_id = kept.source_execution_id
         entry.source_step_id = kept.source_step_id
         entry.source_extracted_at = kept.source_extracted_at
         _write(entry, actor, now)
-        text = kept.value_json
-        _set_value(entry, text, embedding_input(key, kept.category, kept.value), Embedded.none())
+        now_text = embedding_input(key, kept.category, kept.value)
+        _set_value(entry, kept.value_json, now_text, was, Embedded.none())
         entry.save()
         _event(actor, EntryEvent.Action.RESTORE_VERSION, entry, version)
         if entry.embedding_status == pipeline.PENDING:
             pipeline.enqueue(ENTRIES, entry.pk)
-    return StoreResult(entry=_view(entry, actor), created=False, previous_version=previous)
+    return StoreResult(entry=EntryView.of(entry), created=False, previous_version=previous)
 
 
 def eviction_restore(*, actor: Actor, entry_id: object) -> StoreResult:
     """Bring an evicted or expired entry back to its layer (an expiry is removed)."""
     entry = retired_for_actor(actor, entry_id)
     require_layer_writer(actor, entry.layer)
-    place = Place(entry.account_id, entry.layer, entry.member_id)
-    keep_days = business_settings.RETIRED_KEEP_DAYS
+    place = Place.of_entry(entry)
     with transaction.atomic():
         lock_shelf(place)
         now = timezone.now()
         entry = retired_for_actor(actor, entry_id, lock=True)
-        if entry.retired_at and entry.retired_at < now - timedelta(days=keep_days):
-            raise NotFound(
-                f"This entry left the memory over {keep_days} days ago and can no longer be "
-                "restored.",
-                details={"entry_id": str(entry.pk)},
-            )
-        taken = (
-            _live(place)
-            .filter(key=entry.key)
-            .exclude(pk=entry.pk)
-            .exclude(expires_at__lte=now)
-            .exists()
-        )
-        if taken:
+        if unexpired(_live(place)).filter(key=entry.key).exclude(pk=entry.pk).exists():
             raise KeyTaken(
                 f"The {entry.layer} layer has a live entry {entry.key!r} again; delete or "
                 "rename it first, then restore this one.",
                 details={"layer": entry.layer, "key": entry.key, "entry_id": str(entry.pk)},
             )
         # A live twin of the key that has expired leaves the live set for good.
-        _live(place).filter(key=entry.key, expires_at__lte=now).exclude(pk=entry.pk).update(
+        expired_live(_live(place)).filter(key=entry.key).exclude(pk=entry.pk).update(
             status=Entry.Status.EXPIRED, retired_at=now
         )
         evicted = _make_room(actor, place, now, keep_out=entry)
@@ -514,3 +532,18 @@ def eviction_restore(*, actor: Actor, entry_id: object) -> StoreResult:
         previous_version=previous,
         evicted=[{"key": e.key, "confidence": e.confidence} for e in evicted],
     )
+
+
+# --- purge -----------------------------------------------------------------------------------
+
+
+def retired_purge(*, now=None) -> int:
+    """Delete what left the memory (evicted or expired) over RETIRED_KEEP_DAYS ago."""
+    since = (now or timezone.now()) - timedelta(days=business_settings.RETIRED_KEEP_DAYS)
+    rows = (
+        retired(Entry.objects.all())
+        .annotate(left_at=Coalesce("retired_at", "expires_at"))
+        .filter(left_at__lt=since)
+    )
+    deleted, _ = Entry.objects.filter(pk__in=rows.values("pk")).delete()
+    return deleted

@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from prospect_memory.business.embeddings import ENTRIES, account_reembed
+from prospect_memory.business.services import retired_purge
 from prospect_memory.core import pipeline
 
 
@@ -24,3 +25,9 @@ def backfill_entry_embeddings(self, limit: int = 1000) -> int:
 def reembed_account_entries(self, account_id: int) -> int:
     """Re-embed every entry of one account with the current model (after a model change)."""
     return account_reembed(account_id=account_id)
+
+
+@shared_task
+def purge_retired_entries() -> int:
+    """Delete evicted and expired entries that left over RETIRED_KEEP_DAYS ago."""
+    return retired_purge()

@@ -1,9 +1,9 @@
 """The business memory pages: the account's shared memory and each member's own context.
 
 Module admins edit, delete and restore account entries here; every member does the same
-with their own context. Writes go through the same services as the agents' (saved as a
-new version by the member, from "web"); an entry of another account or another member's
-context answers 404.
+with their own context. Writes run the agents' operations (``outreach.pages.perform``):
+the same checks, role and write budget, saved as a new version by the member; an entry of
+another account or another member's context answers 404.
 """
 
 from __future__ import annotations
@@ -16,27 +16,23 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from outreach.access import is_module_admin
 from outreach.errors import KitError, NotFound, ValidationFailed
 from outreach.jsonbody import BadJSON, loads
-from outreach.pages import member_required
+from outreach.pages import member_required, perform
+from prospect_memory.business import operations
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import ValueTooLarge, VersionMismatch
-from prospect_memory.business.models import Category, Layer
+from prospect_memory.business.models import KEY_HINT, Category, Layer
 from prospect_memory.business.selectors import (
     EntryView,
     entry_for_actor,
     entry_history_views,
     evictions_list,
     live_entries,
+    retired_for_actor,
+    shown,
 )
-from prospect_memory.business.services import (
-    entry_delete,
-    entry_store,
-    eviction_restore,
-    require_layer_writer,
-    version_restore,
-)
+from prospect_memory.business.services import may_write_layer, require_layer_writer
 from prospect_memory.business.templatetags.business_format import pretty_json
 
 LAYERS = (Layer.ACCOUNT, Layer.MEMBER)
@@ -46,10 +42,6 @@ def _layer(layer: str) -> str:
     if layer not in LAYERS:
         raise Http404("No such layer.")
     return layer
-
-
-def _may_write(actor, layer: str) -> bool:
-    return is_module_admin(actor) if layer == Layer.ACCOUNT else actor.member is not None
 
 
 def _entry(actor, layer: str, key: str):
@@ -74,8 +66,8 @@ def value_diff(old, new) -> list[tuple[str, str]]:
 def memory_page(request):
     """The account layer grouped by category, the member's own context, and evictions."""
     actor = request.actor
-    account = [EntryView.of(e) for e in live_entries(actor, Layer.ACCOUNT).order_by("key")]
-    own = [EntryView.of(e) for e in live_entries(actor, Layer.MEMBER).order_by("key")]
+    account = [EntryView.of(e) for e in shown(live_entries(actor, Layer.ACCOUNT)).order_by("key")]
+    own = [EntryView.of(e) for e in shown(live_entries(actor, Layer.MEMBER)).order_by("key")]
     groups = [
         (label, [e for e in account if e.category == value]) for value, label in Category.choices
     ]
@@ -88,7 +80,7 @@ def memory_page(request):
             "own": own,
             "evictions": evictions_list(actor=actor, layer=Layer.ACCOUNT)
             + evictions_list(actor=actor, layer=Layer.MEMBER),
-            "may_write_account": _may_write(actor, Layer.ACCOUNT),
+            "may_write_account": may_write_layer(actor, Layer.ACCOUNT),
             "capacity": business_settings.ACCOUNT_CAPACITY,
             "member_capacity": business_settings.MEMBER_CAPACITY,
         },
@@ -113,13 +105,15 @@ def entry_page(request, layer: str, key: str):
             "entry": entry,
             "value": pretty_json(entry.value),
             "changes": changes,
-            "may_write": _may_write(actor, layer),
+            "may_write": may_write_layer(actor, layer),
         },
     )
 
 
 class EntryForm(forms.Form):
-    key = forms.CharField(max_length=business_settings.KEY_MAX_CHARS, required=False)
+    key = forms.CharField(
+        max_length=business_settings.KEY_MAX_CHARS, required=False, help_text=KEY_HINT
+    )
     value = forms.CharField(widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}))
     category = forms.ChoiceField(choices=Category.choices)
     confidence = forms.IntegerField(min_value=0, max_value=100)
@@ -156,8 +150,9 @@ def _form_errors(form: EntryForm, error: KitError) -> None:
 
 def _save(request, form: EntryForm, layer: str, key: str, *, expected_version: int):
     try:
-        entry_store(
-            actor=request.actor,
+        data = perform(
+            request,
+            operations.STORE,
             key=key,
             value=form.cleaned_data["value"],
             layer=layer,
@@ -168,7 +163,15 @@ def _save(request, form: EntryForm, layer: str, key: str, *, expected_version: i
     except KitError as error:
         _form_errors(form, error)
         return None
-    return redirect("business-entry", layer=layer, key=key.lower())
+    return redirect("business-entry", layer=layer, key=data["entry"]["key"])
+
+
+def _expected_version(request) -> int | None:
+    """The version a confirmation page showed (None when the form did not carry one)."""
+    try:
+        return int(request.POST.get("expected_version", ""))
+    except ValueError:
+        return None
 
 
 @require_http_methods(["GET", "POST"])
@@ -233,7 +236,18 @@ def entry_delete_page(request, layer: str, key: str):
     require_layer_writer(actor, layer)
     if request.method == "POST":
         try:
-            entry_delete(actor=actor, key=entry.key, layer=layer)
+            perform(
+                request,
+                operations.DELETE,
+                key=entry.key,
+                layer=layer,
+                expected_version=_expected_version(request) or entry.version,
+            )
+        except VersionMismatch:
+            messages.error(
+                request, f"{entry.key} changed since you looked at it; here it is as it is now."
+            )
+            return redirect("business-entry", layer=layer, key=entry.key)
         except KitError as error:
             messages.error(request, error.message)
         else:
@@ -253,13 +267,25 @@ def version_restore_page(request, layer: str, key: str, version: int):
         raise Http404("That version is not kept.")
     if request.method == "POST":
         try:
-            result = version_restore(actor=actor, key=entry.key, version=version, layer=layer)
+            data = perform(
+                request,
+                operations.RESTORE_VERSION,
+                key=entry.key,
+                version=version,
+                layer=layer,
+                expected_version=_expected_version(request) or entry.version,
+            )
+        except VersionMismatch:
+            messages.error(
+                request,
+                f"{entry.key} changed since you looked at it; check its history again before "
+                "restoring.",
+            )
         except KitError as error:
             messages.error(request, error.message)
         else:
-            messages.success(
-                request, f"Version {version} is current again, as version {result.entry.version}."
-            )
+            now = data["entry"]["version"]
+            messages.success(request, f"Version {version} is current again, as version {now}.")
         return redirect("business-entry", layer=layer, key=entry.key)
     return render(
         request,
@@ -272,25 +298,18 @@ def version_restore_page(request, layer: str, key: str, version: int):
 @member_required
 def eviction_restore_page(request, entry_id):
     actor = request.actor
-    evicted = next(
-        (
-            e
-            for layer in LAYERS
-            for e in evictions_list(actor=actor, layer=layer)
-            if e.id == str(entry_id)
-        ),
-        None,
-    )
-    if evicted is None:
-        raise Http404("No such evicted entry in this account.")
+    try:
+        evicted = EntryView.of(retired_for_actor(actor, entry_id))
+    except NotFound:
+        raise Http404("No such evicted or expired entry in this account.") from None
     require_layer_writer(actor, evicted.layer)
     if request.method == "POST":
         try:
-            result = eviction_restore(actor=actor, entry_id=entry_id)
+            data = perform(request, operations.RESTORE_EVICTION, entry_id=str(entry_id))
         except KitError as error:
             messages.error(request, error.message)
             return redirect("business-memory")
-        gone = ", ".join(e["key"] for e in result.evicted)
+        gone = ", ".join(e["key"] for e in data["evicted"])
         messages.success(
             request,
             f"Restored {evicted.key}." + (f" To make room, {gone} was evicted." if gone else ""),

@@ -13,12 +13,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
 from prospect_memory.conf import app_settings
-from prospect_memory.core.embeddings import (
-    EmbeddingError,
-    EmbeddingProvider,
-    content_hash,
-    get_provider,
-)
+from prospect_memory.core.embeddings import EmbeddingError, EmbeddingProvider, get_provider
 
 logger = logging.getLogger(__name__)
 
@@ -32,8 +27,10 @@ class Embedded:
     vector: list[float] | None
     #: Why there is no vector, in words an agent can act on.
     problem: str = ""
-    #: ``content_hash`` of the embedded text, to tell whether the vector fits a stored row.
-    text_hash: str = ""
+    #: The embedded text, to tell whether the vector fits what a write finally stores.
+    #: Kept in memory only: a hash of it stored beside a ciphertext would let short values
+    #: be guessed.
+    text: str = ""
 
     @property
     def model(self) -> str:
@@ -60,4 +57,4 @@ def embed_within_budget(text: str, *, query: bool = False) -> Embedded:
         logger.warning("embedding provider %s failed: %s", provider.model, exc)
         return Embedded(provider, None, "the embedding provider is unavailable")
     vector = result if query else result[0]
-    return Embedded(provider, vector, text_hash=content_hash(text))
+    return Embedded(provider, vector, text=text)

@@ -161,7 +161,8 @@ class SealedField:
     Reading decrypts and assigning encrypts, bound to the row's ``account_id``, its primary
     key and the attribute's name: set both before assigning (a primary key the database
     would only assign on insert cannot be bound, so such models are refused). The binding
-    names the table as ``binding`` says, by default the model's ``app_label.model_name``;
+    names the table as ``binding`` says, by default the concrete model's
+    ``app_label.model_name``;
     keep it when a model is renamed, or its rows no longer decrypt. Assigning ``""`` stores
     NULL when the column allows it.
     """
@@ -181,15 +182,16 @@ class SealedField:
                 "account before its sealed fields (the ciphertext is bound to both)"
             )
         return {
-            "table": self._binding or instance._meta.label_lower,
+            "table": self.binding_table(type(instance)),
             "account_id": instance.account_id,
             "row_id": instance.pk,
             "field": self.name,
         }
 
     def binding_table(self, model: type) -> str:
-        """The table name the binding of this field on ``model`` uses."""
-        return self._binding or model._meta.label_lower
+        """The table name the binding of this field on ``model`` uses (a proxy's rows are
+        its concrete model's)."""
+        return self._binding or model._meta.concrete_model._meta.label_lower
 
     def __get__(self, instance, owner=None):
         if instance is None:

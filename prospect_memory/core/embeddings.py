@@ -66,11 +66,6 @@ class EmbeddingProvider(ABC):
         return self.embed_documents([text], timeout=timeout)[0]
 
 
-def content_hash(text: str) -> str:
-    """SHA-256 of an embedding input: a row whose input hashes the same needs no new vector."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def input_text(text: str) -> str:
     """``text`` cut to its first EMBEDDING_INPUT_MAX_BYTES on a character boundary."""
     raw = text.encode("utf-8")[: app_settings.EMBEDDING_INPUT_MAX_BYTES]

@@ -35,9 +35,6 @@ class EmbeddedModel(models.Model):
     embedding_status = models.CharField(
         max_length=8, choices=EmbeddingStatus.choices, default=EmbeddingStatus.PENDING
     )
-    content_hash = models.CharField(
-        max_length=64, help_text="SHA-256 of the embedding input, to skip needless re-embeds."
-    )
 
     class Meta:
         abstract = True

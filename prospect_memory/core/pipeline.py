@@ -26,7 +26,6 @@ from django.db import models, transaction
 from prospect_memory.core.embeddings import (
     PermanentEmbeddingError,
     RetryableEmbeddingError,
-    content_hash,
     get_provider,
 )
 from prospect_memory.core.models import EmbeddedModel
@@ -65,6 +64,9 @@ class EmbeddingTarget:
     backlog: Callable[[], models.QuerySet]
     #: Dotted name of the Celery task that embeds one row, given its id as text.
     task: str
+    #: A field that changes whenever the row's text does (None: the text never changes),
+    #: so a vector computed from an older text is never stored over a newer one.
+    revision: str | None = None
 
     def __post_init__(self) -> None:
         _targets[self.model._meta.label] = self
@@ -103,9 +105,10 @@ def _send(target: EmbeddingTarget, pk: object) -> None:
         logger.warning("could not queue the embedding of %s %s; backfill will", target.label, pk)
 
 
-def _store(target: EmbeddingTarget, pk: object, vector, model: str, text_hash: str) -> int:
+def _store(target: EmbeddingTarget, row: EmbeddedModel, vector, model: str) -> int:
     """Record a computed embedding unless the row changed or went meanwhile."""
-    return target.model._default_manager.filter(pk=pk, content_hash=text_hash).update(
+    same = {target.revision: getattr(row, target.revision)} if target.revision else {}
+    return target.model._default_manager.filter(pk=row.pk, **same).update(
         embedding=vector, embedding_model=model, embedding_status=READY
     )
 
@@ -117,24 +120,23 @@ def embed_rows(target: EmbeddingTarget, rows: Iterable[EmbeddedModel]) -> int:
     stored = 0
     for start in range(0, len(rows), BATCH):
         batch = rows[start : start + BATCH]
-        texts = [target.text(row) for row in batch]
-        vectors = provider.embed_documents(texts)
-        for row, text, vector in zip(batch, texts, vectors, strict=True):
-            stored += _store(target, row.pk, vector, provider.model, content_hash(text))
+        vectors = provider.embed_documents([target.text(row) for row in batch])
+        for row, vector in zip(batch, vectors, strict=True):
+            stored += _store(target, row, vector, provider.model)
     return stored
 
 
 def embed_one(target: EmbeddingTarget, pk: object) -> str:
-    """Embed one row: ``gone``, ``current`` (nothing to do), ``embedded`` or ``failed``."""
+    """Embed one row: ``gone``, ``current`` (nothing to do), ``embedded`` or ``failed``.
+
+    Every write that changes a row's text sets it pending, so a ready row of the current
+    model needs nothing.
+    """
     provider = get_provider()
     row = target.model._default_manager.filter(pk=pk).first()
     if row is None:
         return "gone"
-    if (
-        row.embedding_status == READY
-        and row.embedding_model == provider.model
-        and row.content_hash == content_hash(target.text(row))
-    ):
+    if row.embedding_status == READY and row.embedding_model == provider.model:
         return "current"
     try:
         embed_rows(target, [row])

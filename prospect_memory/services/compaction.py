@@ -11,7 +11,6 @@ from django.utils import timezone
 from outreach.access import Actor, require_module_admin
 from prospect_memory.conf import app_settings
 from prospect_memory.core.budget import embed_within_budget
-from prospect_memory.core.embeddings import content_hash
 from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import (
     DomainNoteLimitReached,
@@ -124,7 +123,6 @@ def dossier_compact(
             source_urls=list(urls.values()),
             observed_at=min(n.observed_at for n in replaced),
             embedded=embedded,
-            text_hash=content_hash(text),
         )
         replaced_ids = [n.id for n in replaced]
         Note.objects.filter(account=actor.account, id__in=replaced_ids).update(

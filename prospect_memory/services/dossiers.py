@@ -55,7 +55,6 @@ def new_note(
     source_urls: list[str],
     observed_at: date,
     embedded: Embedded,
-    text_hash: str,
 ) -> Note:
     """Insert an active note; its embedding is queued when the provider gave none in time."""
     note = Note(
@@ -67,7 +66,6 @@ def new_note(
         created_at=timezone.now(),
         member=actor.member,
         oauth_application=actor.oauth_application,
-        content_hash=text_hash,
         embedding_model=embedded.model if embedded.vector is not None else "",
         embedding=embedded.vector,
         embedding_status=(pipeline.READY if embedded.vector is not None else pipeline.PENDING),

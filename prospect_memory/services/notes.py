@@ -14,7 +14,6 @@ from outreach.sql import take_slot
 from prospect_memory.conf import app_settings
 from prospect_memory.core import metering
 from prospect_memory.core.budget import Embedded, embed_within_budget
-from prospect_memory.core.embeddings import content_hash
 from prospect_memory.core.models import UsageEvent
 from prospect_memory.core.vectors import distance_to
 from prospect_memory.domains import resolve_domain
@@ -213,7 +212,6 @@ def note_save(
             source_urls=note_input.source_urls,
             observed_at=note_input.observed_at,
             embedded=embedded,
-            text_hash=content_hash(text),
         )
         set_count(dossier, count + 1)
         audit(actor, AuditEvent.Action.SAVE, resolved, note_id=note.id)

@@ -1,6 +1,7 @@
 import pytest
 
 from outreach.access import Actor
+from outreach.services import access_token_issue
 
 
 @pytest.fixture
@@ -21,3 +22,16 @@ def capacity(settings):
         settings.BUSINESS_MEMORY = {**getattr(settings, "BUSINESS_MEMORY", {}), **values}
 
     return apply
+
+
+@pytest.fixture
+def bearer(module_admin) -> dict:
+    """Headers of a module admin's REST client with both scopes."""
+    token = access_token_issue(
+        member=module_admin,
+        scopes=["outreach_read", "outreach_write"],
+        client_name="REST client",
+        expires_days=1,
+        base_url="http://testserver",
+    )
+    return {"HTTP_AUTHORIZATION": f"Bearer {token}"}

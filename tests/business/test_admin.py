@@ -1,6 +1,8 @@
 """Business memory in Django admin: values only on detail pages for staff with the view
 permission; deletes and restores through the services, under their permissions."""
 
+import itertools
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
@@ -12,11 +14,12 @@ from prospect_memory.business.services import entry_store
 pytestmark = pytest.mark.django_db
 
 VALUE = {"tone": "SECRET-VOICE"}
+_staff_numbers = itertools.count()
 
 
 def staff(*codenames):
     user = get_user_model().objects.create_user(
-        f"staff-{len(codenames)}", password="x", is_staff=True
+        f"staff-{next(_staff_numbers)}", password="x", is_staff=True
     )
     for codename in codenames:
         user.user_permissions.add(
@@ -30,7 +33,7 @@ def staff(*codenames):
 @pytest.fixture
 def entries(admin_actor, member_actor, capacity):
     capacity(ACCOUNT_CAPACITY=1)
-    entry_store(actor=admin_actor, key="old", value=1, confidence=5)
+    entry_store(actor=admin_actor, key="old", value="SECRET-OLD", confidence=5)
     entry_store(actor=admin_actor, key="brand_voice", value=VALUE)
     entry_store(actor=member_actor, key="signature", value="Best", layer="member")
     capacity(ACCOUNT_CAPACITY=10)
@@ -72,3 +75,22 @@ def test_restoring_an_eviction_needs_the_restore_permission(entries):
         "/admin/business_memory/evictedentry/", action
     )
     assert Entry.objects.get(pk=old.pk).status == "live"
+
+
+def test_an_evicted_entrys_value_needs_the_entrys_view_permission(entries):
+    _, old = entries
+    path = f"/admin/business_memory/evictedentry/{old.pk}/change/"
+    seeing_it_left = staff("view_evictedentry").get(path)
+    assert seeing_it_left.status_code == 200
+    assert "SECRET-OLD" not in seeing_it_left.content.decode()
+    reading_values = staff("view_evictedentry", "view_entry").get(path)
+    assert "SECRET-OLD" in reading_values.content.decode()
+
+
+def test_staff_delete_a_members_own_entry_through_the_service(entries):
+    signature = Entry.objects.get(key="signature")
+    staff("view_entry", "delete_entry").post(
+        f"/admin/business_memory/entry/{signature.pk}/delete/", {"post": "yes"}
+    )
+    assert not Entry.objects.filter(pk=signature.pk).exists()
+    assert EntryEvent.objects.filter(action="delete", key="signature", layer="member").exists()

@@ -215,3 +215,64 @@ def test_an_eviction_is_restored_from_the_page(baseline, module_admin, admin_act
 def test_the_pages_run_no_inline_script(baseline, module_admin):
     page = browser(module_admin).get("/business-memory/account/icp_definition/").content.decode()
     assert re.findall(r"<script[^>]*>", page) == ['<script src="/static/kit/kit.js" defer>']
+
+
+def test_page_writes_share_the_agents_write_budget(baseline, module_admin, settings):
+    settings.KIT_WRITES_PER_MINUTE_PER_CLIENT = 1
+    client = browser(module_admin)
+    path = "/business-memory/account/brand_voice/edit/"
+    form = {"value": '{"tone": "one"}', "category": "preference", "confidence": "70"}
+    assert post(client, path, form).status_code == 302
+    refused = post(client, path, {**form, "value": '{"tone": "two"}'})
+    assert refused.status_code == 200
+    assert "writes through this client in the last minute" in refused.content.decode()
+    assert Entry.objects.get(key="brand_voice").value == {"tone": "one"}
+
+
+@pytest.mark.parametrize("action", ["delete/", "versions/1/restore/"])
+def test_a_confirmation_of_an_older_version_changes_nothing(
+    baseline, module_admin, admin_actor, action
+):
+    entry_store(actor=admin_actor, key="brand_voice", value={"tone": "v2"})
+    client = browser(module_admin)
+    path = f"/business-memory/account/brand_voice/{action}"
+    client.get(path)
+    entry_store(actor=admin_actor, key="brand_voice", value={"tone": "v3 by an agent"})
+    response = post(client, path, {"expected_version": "2"})
+    assert response.status_code == 302
+    entry = Entry.objects.get(key="brand_voice")
+    assert (entry.value, entry.version) == ({"tone": "v3 by an agent"}, 3)
+    assert "changed since you looked" in client.get(response.url).content.decode()
+
+
+def test_an_upper_case_key_in_the_address_finds_the_entry(baseline, module_admin):
+    page = browser(module_admin).get("/business-memory/account/ICP_Definition/")
+    assert page.status_code == 200
+    assert "icp_builder" in page.content.decode()
+
+
+def test_writes_by_the_wrong_person_change_nothing(
+    baseline, module_admin, member, other_admin, admin_actor, capacity
+):
+    capacity(ACCOUNT_CAPACITY=2)
+    entry_store(actor=admin_actor, key="weekly_signal", value="hot", confidence=95)
+    evicted = Entry.objects.get(status="evicted")
+    before = sorted(Entry.objects.values_list("key", "version", "status"))
+    form = {"value": '{"x": 1}', "category": "fact", "confidence": "50", "expected_version": "1"}
+    outsider, colleague, admin = browser(other_admin), browser(member), browser(module_admin)
+    attempts = [
+        (outsider, "/business-memory/account/icp_definition/edit/", form, 404),
+        (outsider, "/business-memory/account/icp_definition/delete/", {}, 404),
+        (outsider, "/business-memory/account/icp_definition/versions/1/restore/", {}, 404),
+        (outsider, f"/business-memory/evictions/{evicted.id}/restore/", {}, 404),
+        (colleague, "/business-memory/account/icp_definition/edit/", form, 403),
+        (colleague, f"/business-memory/evictions/{evicted.id}/restore/", {}, 403),
+        (colleague, "/business-memory/account/new/", {**form, "key": "sneaky"}, 403),
+        (admin, "/business-memory/member/signature/edit/", form, 404),
+        (admin, "/business-memory/member/signature/delete/", {}, 404),
+    ]
+    for client, path, data, status in attempts:
+        token = client.get("/business-memory/") and client.cookies["csrftoken"].value
+        response = client.post(path, {**data, "csrfmiddlewaretoken": token})
+        assert response.status_code == status, path
+    assert sorted(Entry.objects.values_list("key", "version", "status")) == before

@@ -53,7 +53,7 @@ def fill(actor, count: int) -> None:
             created_at=now,
             updated_at=now,
             value_bytes=1,
-            content_hash="",
+            strategy="overwrite",
         )
         entry.value_json = json.dumps(i)
         entries.append(entry)
@@ -125,3 +125,40 @@ def test_two_writers_with_the_same_expected_version_one_wins(admin_actor):
     assert (len(wins), len(losses)) == (1, 1)
     assert losses[0].details["current_version"] == 2
     assert Entry.objects.get(key="voice").value == wins[0].entry.value
+
+
+def test_searches_and_recalls_of_the_same_entries_at_once_never_deadlock(admin_actor):
+    from prospect_memory.business.selectors import entries_search
+
+    for i in range(30):
+        entry_store(actor=admin_actor, key=f"signal_{i}", value={"signal": f"hiring wave {i}"})
+
+    def mixed(i):
+        for n in range(15):
+            if (i + n) % 3:
+                assert entries_search(actor=admin_actor, query="hiring wave signal").results
+            else:
+                assert entry_recall(actor=admin_actor, key=f"signal_{n}").found
+        return "done"
+
+    assert together(8, mixed) == ["done"] * 8
+    total = sum(Entry.objects.values_list("access_count", flat=True))
+    assert total == 8 * 10 * 20 + 8 * 5  # 10 searches of 20 results and 5 recalls each
+
+
+def test_a_recall_during_evictions_finds_the_entry_or_says_so(admin_actor, settings):
+    settings.BUSINESS_MEMORY = {**getattr(settings, "BUSINESS_MEMORY", {}), "ACCOUNT_CAPACITY": 20}
+    fill(admin_actor, 20)
+
+    def work(i):
+        if i < 4:  # writers, each evicting the lowest-confidence fillers
+            for n in range(5):
+                entry_store(actor=admin_actor, key=f"new_{i}_{n}", value=n, confidence=99)
+            return "wrote"
+        found = [entry_recall(actor=admin_actor, key=f"filler_{n:04d}").found for n in range(20)]
+        return found
+
+    outcomes = together(8, work)
+    assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
+    assert live_count(admin_actor.account) == 20
+    assert Entry.objects.filter(status="live", key__startswith="new_").count() == 20

@@ -99,7 +99,15 @@ def test_strategies_merge_into_the_existing_value(admin_actor, strategy, existin
 
 @pytest.mark.parametrize(
     ("strategy", "given", "stored"),
-    [("overwrite", 3, 3), ("append", 3, [3]), ("append", [3], [3]), ("increment", 3, 3)],
+    [
+        ("overwrite", 3, 3),
+        ("append", 3, [3]),
+        ("append", [3], [3]),
+        ("increment", 3, 3),
+        ("increment", "ten", "ten"),
+        ("max", [1], [1]),
+        ("min", {"a": 1}, {"a": 1}),
+    ],
 )
 def test_a_new_key_stores_the_given_value_under_every_strategy(
     admin_actor, strategy, given, stored

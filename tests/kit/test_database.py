@@ -24,7 +24,7 @@ def test_cosine_distance_query_orders_by_similarity(account):
     dossier = Dossier.objects.create(account=account, domain="acme.dev")
     vectors = {"same": [1.0, 0.0, 0.0], "close": [0.9, 0.1, 0.0], "far": [0.0, 0.0, 1.0]}
     for name, vector in vectors.items():
-        note = Note(account=account, dossier=dossier, observed_at="2026-11-01", content_hash=name)
+        note = Note(account=account, dossier=dossier, observed_at="2026-11-01")
         note.title, note.body = name, name
         note.body_bytes = len(note.body.encode())
         note.embedding = vector

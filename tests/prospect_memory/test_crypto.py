@@ -85,7 +85,7 @@ def test_duplicate_key_is_refused():
 
 def _note(account, domain, title, body):
     dossier, _ = Dossier.objects.get_or_create(account=account, domain=domain)
-    note = Note(account=account, dossier=dossier, observed_at="2026-11-01", content_hash="x")
+    note = Note(account=account, dossier=dossier, observed_at="2026-11-01")
     note.title, note.body = title, body
     note.body_bytes = len(note.body.encode())
     note.save()
@@ -158,10 +158,10 @@ def test_rotation_command_explains_a_missing_key(account, settings):
 
 @pytest.mark.django_db
 def test_a_sealed_field_refuses_a_row_without_its_key_or_account(account):
-    note = Note(account=account, observed_at="2026-11-01", content_hash="x")
+    note = Note(account=account, observed_at="2026-11-01")
     note.pk = None
     with pytest.raises(ValueError, match="primary key and account"):
         note.body = "text"
-    orphan = Note(observed_at="2026-11-01", content_hash="x")
+    orphan = Note(observed_at="2026-11-01")
     with pytest.raises(ValueError, match="primary key and account"):
         orphan.body = "text"

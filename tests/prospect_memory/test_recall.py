@@ -211,9 +211,7 @@ def test_a_notes_vector_and_ciphertexts_stay_in_its_row(account):
     rng = random.Random(1)  # real vectors are as incompressible as random floats
 
     def stored(body: str) -> tuple:
-        note = Note(
-            account=account, dossier=dossier, observed_at="2026-11-01", content_hash=body[:64]
-        )
+        note = Note(account=account, dossier=dossier, observed_at="2026-11-01")
         note.title, note.body = "Hiring", body
         note.body_bytes = len(note.body.encode())
         note.embedding = [rng.uniform(-1, 1) for _ in range(768)]

@@ -15,28 +15,22 @@ class EntriesApi(OperationApi):
         operations.STORE,
         operation_id="business_memory_store",
         created_when=lambda data: data["created"],
-        errors=(409, 413),
     )
 
 
 class EntryApi(OperationApi):
     get = serve(operations.RECALL, operation_id="business_memory_recall", path=("key",))
-    delete = serve(
-        operations.DELETE, operation_id="business_memory_delete", errors=(404, 409), path=("key",)
-    )
+    delete = serve(operations.DELETE, operation_id="business_memory_delete", path=("key",))
 
 
 class EntryHistoryApi(OperationApi):
-    get = serve(
-        operations.HISTORY, operation_id="business_memory_history", errors=(404,), path=("key",)
-    )
+    get = serve(operations.HISTORY, operation_id="business_memory_history", path=("key",))
 
 
 class VersionRestoreApi(OperationApi):
     post = serve(
         operations.RESTORE_VERSION,
         operation_id="business_memory_restore_version",
-        errors=(404, 409),
         path=("key", "version"),
     )
 
@@ -53,6 +47,5 @@ class EvictionRestoreApi(OperationApi):
     post = serve(
         operations.RESTORE_EVICTION,
         operation_id="business_memory_restore_eviction",
-        errors=(404, 409),
         path=("entry_id",),
     )
