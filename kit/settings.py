@@ -324,9 +324,12 @@ PROSPECT_MEMORY = {
         "PROSPECT_MEMORY_ENCRYPTION_KEYS", "encryption_key", generate_key
     ).split(","),
     "GEMINI_API_KEY": env("GEMINI_API_KEY", default=""),
+    "OPENAI_API_KEY": env("OPENAI_API_KEY", default=""),
 }
 if env("PROSPECT_MEMORY_EMBEDDING_PROVIDER", default=""):
     PROSPECT_MEMORY["EMBEDDING_PROVIDER"] = env("PROSPECT_MEMORY_EMBEDDING_PROVIDER")
+if env("PROSPECT_MEMORY_EMBEDDING_OPTIONS", default=""):
+    PROSPECT_MEMORY["EMBEDDING_OPTIONS"] = env.json("PROSPECT_MEMORY_EMBEDDING_OPTIONS")
 
 LOGGING = {
     "version": 1,

@@ -30,7 +30,7 @@ def check_encryption_keys(app_configs, **kwargs):
 def check_embedding_provider(app_configs, **kwargs):
     path = app_settings.EMBEDDING_PROVIDER
     try:
-        import_string(path)
+        provider = import_string(path)
     except ImportError as exc:
         return [
             Error(
@@ -38,6 +38,18 @@ def check_embedding_provider(app_configs, **kwargs):
                 hint="Set PROSPECT_MEMORY['EMBEDDING_PROVIDER'] to a provider class path, e.g. "
                 "prospect_memory.core.embeddings.LocalProvider.",
                 id="prospect_memory.E002",
+            )
+        ]
+    try:
+        provider(**app_settings.EMBEDDING_OPTIONS)  # builds a client lazily: no network
+    except (TypeError, ValueError) as exc:
+        return [
+            Error(
+                f"embedding provider {path!r} cannot be built from EMBEDDING_OPTIONS: {exc}",
+                hint="Check PROSPECT_MEMORY['EMBEDDING_OPTIONS'] (or the JSON in "
+                "PROSPECT_MEMORY_EMBEDDING_OPTIONS) against the provider's options in "
+                "docs/operations.md.",
+                id="prospect_memory.E004",
             )
         ]
     return []

@@ -19,6 +19,7 @@ DEFAULTS: dict[str, Any] = {
     "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.LocalProvider",
     "EMBEDDING_OPTIONS": {},
     "GEMINI_API_KEY": "",
+    "OPENAI_API_KEY": "",
     # How long a save waits for the provider before storing the note as pending.
     "EMBED_TIME_BUDGET_SECONDS": 2.0,
     "EMBEDDING_INPUT_MAX_BYTES": 6 * 1024,

@@ -257,6 +257,145 @@ class GeminiProvider(EmbeddingProvider):
         return self._embed([text], "RETRIEVAL_QUERY", timeout)[0]
 
 
+class OpenAICompatibleProvider(EmbeddingProvider):
+    """Any server that speaks OpenAI's embeddings API, through the official ``openai`` SDK:
+    OpenAI itself, or a self-hosted Ollama, Hugging Face TEI, vLLM or LiteLLM.
+
+    Options: ``model`` (as the server names it), ``dimensions`` (the size of the vectors it
+    returns), ``base_url`` (None: OpenAI), ``api_key`` (default: the ``OPENAI_API_KEY``
+    setting; servers that ask for none take any text), ``send_dimensions`` (ask the server
+    to shorten its vectors to ``dimensions``, for models that can, such as OpenAI's
+    text-embedding-3; others refuse the parameter), ``query_prefix`` and
+    ``document_prefix`` (for models trained with them, such as nomic-embed-text's
+    ``search_query: ``), ``max_batch``, ``timeout``, and the two distance thresholds, which
+    depend on the model. Vectors are L2-normalised here; the SDK's own retries are off
+    (Celery retries), and vectors are asked for as JSON floats, which every server speaks.
+    """
+
+    near_duplicate_distance = 0.10
+    overlap_distance = 0.30
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        dimensions: int,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        send_dimensions: bool = False,
+        query_prefix: str = "",
+        document_prefix: str = "",
+        max_batch: int = 64,
+        timeout: float = 10.0,
+        near_duplicate_distance: float | None = None,
+        overlap_distance: float | None = None,
+    ) -> None:
+        super().__init__(
+            near_duplicate_distance=near_duplicate_distance, overlap_distance=overlap_distance
+        )
+        if not model or not 1 <= dimensions <= 16_000:
+            raise ValueError("an OpenAI-compatible provider needs a model and 1-16,000 dimensions")
+        self.base_model = model
+        self.dimensions = dimensions
+        # Recorded with every vector: vectors of another model or size are never compared.
+        self.model = f"{model}/{dimensions}"[:100]
+        self.base_url = base_url
+        self.api_key = api_key or app_settings.OPENAI_API_KEY
+        self.send_dimensions = send_dimensions
+        self.query_prefix = query_prefix
+        self.document_prefix = document_prefix
+        self.max_batch = max_batch
+        self.timeout = timeout
+        self._client = None
+
+    def _get_client(self):
+        if self._client is None:
+            if not self.api_key:
+                raise PermanentEmbeddingError(
+                    "OPENAI_API_KEY is not configured (a server that needs no key takes any "
+                    "text as api_key)"
+                )
+            from openai import OpenAI
+
+            self._client = OpenAI(
+                api_key=self.api_key,
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=0,
+            )
+        return self._client
+
+    def _embed(self, texts: list[str], timeout: float | None) -> list[list[float]]:
+        import openai
+
+        client = self._get_client()
+        seconds = min(timeout, self.timeout) if timeout else self.timeout
+        extra = {"dimensions": self.dimensions} if self.send_dimensions else {}
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.max_batch):
+            batch = texts[start : start + self.max_batch]
+            try:
+                response = client.embeddings.create(
+                    model=self.base_model,
+                    input=batch,
+                    encoding_format="float",
+                    timeout=seconds,
+                    **extra,
+                )
+            except openai.APIStatusError as exc:
+                error = (
+                    RetryableEmbeddingError
+                    if exc.status_code in _RETRYABLE_STATUS
+                    else PermanentEmbeddingError
+                )
+                raise error(f"the embedding server answered {exc.status_code}") from exc
+            except openai.APIConnectionError as exc:  # timeouts included
+                raise RetryableEmbeddingError(
+                    f"the embedding server is unreachable: {type(exc).__name__}"
+                ) from exc
+            except (ValueError, TypeError, KeyError) as exc:
+                raise RetryableEmbeddingError(
+                    f"the embedding server sent an answer that could not be read: "
+                    f"{type(exc).__name__}"
+                ) from exc
+            vectors.extend(self._vectors_of(response, len(batch)))
+        return vectors
+
+    def _vectors_of(self, response, expected: int) -> list[list[float]]:
+        data = getattr(response, "data", None)
+        if not isinstance(data, list) or len(data) != expected:
+            count = len(data) if isinstance(data, list) else 0
+            raise RetryableEmbeddingError(
+                f"the embedding server returned {count} embeddings for {expected} texts"
+            )
+        vectors: list[list[float] | None] = [None] * expected
+        for position, item in enumerate(data):
+            index = getattr(item, "index", position)
+            values = getattr(item, "embedding", None)
+            if (
+                not isinstance(index, int)
+                or not 0 <= index < expected
+                or vectors[index] is not None
+                or not isinstance(values, list)
+                or len(values) != self.dimensions
+                or not all(isinstance(v, int | float) and math.isfinite(v) for v in values)
+            ):
+                raise RetryableEmbeddingError(
+                    f"the embedding server returned a malformed vector (expected "
+                    f"{self.dimensions} numbers; check the provider's dimensions option)"
+                )
+            vectors[index] = normalise([float(v) for v in values])
+        return vectors  # type: ignore[return-value]  (every slot filled, checked above)
+
+    def embed_documents(
+        self, texts: list[str], *, timeout: float | None = None
+    ) -> list[list[float]]:
+        return self._embed([self.document_prefix + text for text in texts], timeout)
+
+    def embed_query(self, text: str, *, timeout: float | None = None) -> list[float]:
+        return self._embed([self.query_prefix + text], timeout)[0]
+
+
 def _is_transport_error(exc: Exception) -> bool:
     """Timeouts and connection failures of whichever HTTP client the SDK runs on."""
     names = {cls.__name__ for cls in type(exc).__mro__}

@@ -9,11 +9,11 @@ listening at all.
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from prospect_memory.core.embeddings import LocalProvider
+from tests.fakes.http import FakeApi
 
 API_KEY = "test-gemini-key"
 
@@ -26,46 +26,7 @@ _ERRORS = {
 }
 
 
-class FakeGemini:
-    def __init__(self) -> None:
-        self.mode = "ok"
-        self.delay = 0.0
-        self.requests: list[dict] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._port = 0
-        self._lock = threading.Lock()
-
-    # -- lifecycle ------------------------------------------------------------------------
-    def start(self) -> FakeGemini:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # keep test output quiet
-                pass
-
-            def do_POST(self):
-                fake._handle(self)
-
-        server = ThreadingHTTPServer(("127.0.0.1", self._port), Handler)
-        server.daemon_threads = True
-        self._port = server.server_address[1]
-        self._server = server
-        threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
-        return self
-
-    def stop(self) -> None:
-        """Stop listening: connections are refused, as when the service is down."""
-        if self._server:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._port}"
-
+class FakeGemini(FakeApi):
     @property
     def texts(self) -> list[str]:
         with self._lock:
@@ -73,15 +34,13 @@ class FakeGemini:
 
     # -- behaviour ------------------------------------------------------------------------
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
-        length = int(handler.headers.get("Content-Length") or 0)
-        raw = handler.rfile.read(length)
+        raw = self._body(handler)
         if not handler.path.endswith(":batchEmbedContents"):
             return self._send(handler, 404, {"error": {"code": 404, "status": "NOT_FOUND"}})
         if handler.headers.get("x-goog-api-key") != API_KEY:
             return self._error(handler, "401")
         body = json.loads(raw)
-        with self._lock:
-            self.requests.append({"path": handler.path, **body})
+        self._record({"path": handler.path, **body})
         mode = self.mode
         if self.delay:
             time.sleep(self.delay)
@@ -111,18 +70,3 @@ class FakeGemini:
     def _error(self, handler, mode: str) -> None:
         code, status, message = _ERRORS[mode]
         self._send(handler, code, {"error": {"code": code, "message": message, "status": status}})
-
-    @staticmethod
-    def _send(handler, status: int, payload: dict) -> None:
-        FakeGemini._send_raw(handler, status, json.dumps(payload).encode(), "application/json")
-
-    @staticmethod
-    def _send_raw(handler, status: int, data: bytes, content_type: str) -> None:
-        try:
-            handler.send_response(status)
-            handler.send_header("Content-Type", content_type)
-            handler.send_header("Content-Length", str(len(data)))
-            handler.end_headers()
-            handler.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (timeout)
