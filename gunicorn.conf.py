@@ -1,10 +1,12 @@
 """gunicorn settings for Kit, read from the working directory (``gunicorn kit.wsgi``).
 
-GET operations take their arguments in the query string: a search query of 1,000
-characters of any script is up to 12 KB percent-encoded, past gunicorn's default request
-line of 4 KB (and past its largest fixed limit, 8 KB). 0 lifts the fixed limit to
-gunicorn's own ceiling of 1 MB; Django still refuses anything outside an operation's
-schema. Put a proxy with its own limits in front, as for any gunicorn.
+GET operations take their arguments in the query string. gunicorn's default request line
+(4 KB) refuses a search query of 1,000 characters once it is percent-encoded beyond
+ASCII; ``REQUEST_LINE_MAX_BYTES`` (8,190, gunicorn's largest fixed limit) carries 1,000
+characters of Latin text or about 680 of CJK. A longer line is answered 414, which the
+OpenAPI document lists for those operations.
 """
 
-limit_request_line = 0
+from kit.http import REQUEST_LINE_MAX_BYTES
+
+limit_request_line = REQUEST_LINE_MAX_BYTES

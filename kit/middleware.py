@@ -44,7 +44,8 @@ class DatabaseUnavailableMiddleware:
 
 
 class RejectNulBytesMiddleware:
-    """A NUL byte in a query string or form field is a 400 before any view reads it.
+    """A NUL byte in the address, a query string or a form field is a 400 before any view
+    reads it.
 
     PostgreSQL cannot store NUL in text, so such a value would otherwise fail deep inside a
     query (the OAuth endpoints look clients and codes up by the values they are sent).
@@ -54,6 +55,8 @@ class RejectNulBytesMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        if "\x00" in request.path:
+            return self._refusal(request, "(address)")
         fields = [request.GET]
         if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
             fields.append(request.POST)
@@ -65,7 +68,8 @@ class RejectNulBytesMiddleware:
 
     @staticmethod
     def _refusal(request, key: str) -> JsonResponse:
-        message = f"The field {key[:40]!r} contains a NUL byte; remove it and try again."
+        where = "address" if key == "(address)" else f"field {key[:40]!r}"
+        message = f"The {where} contains a NUL byte; remove it and try again."
         if request.path.startswith(("/o/", "/.well-known/")):
             # OAuth endpoints answer in RFC 6749's error shape.
             body = {"error": "invalid_request", "error_description": message}

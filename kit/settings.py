@@ -14,6 +14,7 @@ import environ
 
 from kit.db import embedded_database
 from kit.devkeys import development_secret
+from kit.http import REQUEST_LINE_MAX_BYTES
 from outreach import scopes
 from prospect_memory.core.crypto import generate_key
 
@@ -250,6 +251,8 @@ OAUTH2_PROVIDER = {
 KIT_PUBLIC_URL = env("KIT_PUBLIC_URL", default="")
 # Writes (save, compact, delete, restore) per OAuth client per account per minute; 0: off.
 KIT_WRITES_PER_MINUTE_PER_CLIENT = env.int("KIT_WRITES_PER_MINUTE_PER_CLIENT", default=60)
+# What gunicorn takes (gunicorn.conf.py); named here for the docs Kit serves.
+KIT_REQUEST_LINE_MAX_BYTES = REQUEST_LINE_MAX_BYTES
 # Anonymous OAuth client registrations (RFC 7591) per client address per hour; 0: off.
 KIT_CLIENT_REGISTRATIONS_PER_HOUR = env.int("KIT_CLIENT_REGISTRATIONS_PER_HOUR", default=10)
 # Client names self-registration may not claim (case, spacing and look-alikes ignored;

@@ -209,12 +209,20 @@ class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...
         for refusal in refusals:
             if refusal.code not in codes.setdefault(refusal.http_status, []):
                 codes[refusal.http_status].append(refusal.code)
-        return {
+        responses = {
             status: OpenApiResponse(
                 ERROR, description=f"{_ERROR_STATUSES[status]}: {', '.join(codes[status])}"
             )
             for status in sorted(codes)
         }
+        if method in self.QUERY_METHODS and self.fields:
+            # Answered by the web server before Kit sees the request (gunicorn.conf.py).
+            longest = settings.KIT_REQUEST_LINE_MAX_BYTES
+            responses[414] = OpenApiResponse(
+                description=f"The address is longer than the web server takes ({longest:,} "
+                "bytes with the query string): shorten the query."
+            )
+        return responses
 
     def _openapi(self, method: str) -> dict:
         operation = self.operation

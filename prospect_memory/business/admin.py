@@ -8,13 +8,14 @@ evicted entry's only with the entry's). Deletes and restores go through the serv
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 from django.utils.html import format_html
 
 from outreach.access import Actor
 from outreach.errors import KitError
 from prospect_memory.business.models import Entry, EntryEvent, EntryVersion, EvictedEntry
-from prospect_memory.business.selectors import retired
+from prospect_memory.business.selectors import is_expired, retired
 from prospect_memory.business.services import entry_remove, eviction_restore
 from prospect_memory.business.templatetags.business_format import pretty_json
 
@@ -120,8 +121,23 @@ class EntryAdmin(ReadOnlyAdmin):
         actions.pop("delete_selected", None)  # deletes go through the service
         return actions
 
+    def has_delete_permission(self, request, obj=None):
+        # Only what is live can be deleted; evicted and expired entries are purged.
+        live = obj is None or (obj.status == Entry.Status.LIVE and not is_expired(obj))
+        return live and super().has_delete_permission(request, obj)
+
+    def get_deleted_objects(self, objs, request):
+        # An entry's versions go with it (the service deletes them): no permission of their
+        # own is needed, and staff never delete versions alone.
+        deleted, counts, _, protected = super().get_deleted_objects(objs, request)
+        return deleted, counts, set(), protected
+
     def delete_model(self, request, obj):
-        self._delete(request, obj)
+        try:
+            entry_remove(actor=Actor.for_staff(request.user, obj.account), entry=obj)
+        except KitError as error:
+            # Django would log a deletion and say it succeeded.
+            raise PermissionDenied(error.message) from None
 
     def _delete(self, request, entry) -> bool:
         try:

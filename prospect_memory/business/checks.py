@@ -5,26 +5,28 @@ from __future__ import annotations
 from django.core.checks import Error, register
 
 from prospect_memory.business.conf import business_settings
-from prospect_memory.business.models import Entry
+from prospect_memory.business.models import Entry, EntryEvent, EntryVersion
 
-#: A limit (a BUSINESS_MEMORY key) and the column whose width bounds it.
-_BOUNDED_BY_COLUMN = {
-    "KEY_MAX_CHARS": "key",
-    "SOURCE_ID_MAX_CHARS": "source_pipeline_id",
+_SOURCE_IDS = ("source_pipeline_id", "source_execution_id", "source_step_id")
+#: A limit (a BUSINESS_MEMORY key) and the columns whose width bounds it.
+_BOUNDED_BY_COLUMNS = {
+    "KEY_MAX_CHARS": [(Entry, "key"), (EntryEvent, "key")],
+    "SOURCE_ID_MAX_CHARS": [(model, f) for model in (Entry, EntryVersion) for f in _SOURCE_IDS],
 }
 
 
 @register()
 def check_limits_fit_the_columns(app_configs, **kwargs):
     errors = []
-    for setting, column in _BOUNDED_BY_COLUMN.items():
-        width = Entry._meta.get_field(column).max_length
-        if getattr(business_settings, setting) > width:
+    for setting, columns in _BOUNDED_BY_COLUMNS.items():
+        limit = getattr(business_settings, setting)
+        width = min(model._meta.get_field(name).max_length for model, name in columns)
+        if limit > width:
             errors.append(
                 Error(
-                    f"BUSINESS_MEMORY['{setting}'] is {getattr(business_settings, setting)}, "
-                    f"wider than the {column} column ({width} characters).",
-                    hint=f"Set it to {width} or less, or widen the column in a migration.",
+                    f"BUSINESS_MEMORY['{setting}'] is {limit}, wider than the columns that "
+                    f"store it ({width} characters).",
+                    hint=f"Set it to {width} or less, or widen the columns in a migration.",
                     id="business_memory.E001",
                 )
             )

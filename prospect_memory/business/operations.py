@@ -249,7 +249,7 @@ RESTORE_VERSION = Operation(
     scope=scopes.WRITE,
     role=_writer,
     run=_restore_version,
-    refusals=(NotFound, VersionMismatch, ValueTooLarge),
+    refusals=(NotFound, VersionMismatch),
 )
 
 EVICTIONS = Operation(

@@ -180,8 +180,10 @@ def _read_layer(layer: object, problems: FieldProblems) -> str:
 
 def entry_for_actor(actor: Actor, *, layer: str, key: str) -> Entry:
     """A live, unexpired entry of ``layer`` the actor may read, or NotFound."""
-    if key.isascii():
-        key = key.lower()
+    problems = FieldProblems()
+    key = clean_key(key, problems)
+    if problems.fields:  # no entry has such a key
+        raise _not_found(layer, key)
     entry = shown(live_entries(actor, layer).filter(key=key)).first()
     if entry is None:
         raise _not_found(layer, key)
@@ -189,10 +191,11 @@ def entry_for_actor(actor: Actor, *, layer: str, key: str) -> Entry:
 
 
 def _not_found(layer: str, key: str) -> NotFound:
+    shown_key = key[: business_settings.KEY_MAX_CHARS]
     return NotFound(
-        f"No {layer} entry {key[:100]!r} in this account's business memory. List or search "
+        f"No {layer} entry {shown_key!r} in this account's business memory. List or search "
         "the memory to see its keys.",
-        details={"layer": layer, "key": key[:100]},
+        details={"layer": layer, "key": shown_key},
     )
 
 

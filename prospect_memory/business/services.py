@@ -16,7 +16,6 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -210,27 +209,30 @@ def _keep_version(entry: Entry) -> None:
 
 
 def _make_room(actor: Actor, place: Place, now, *, keep_out: Entry | None = None) -> list[Entry]:
-    """Evict the lowest live entries so one more fits the layer's capacity: lowest
-    confidence first, then least recently used (never read: since it was stored), then
-    oldest. A layer keeps at most its capacity of evicted and expired entries."""
+    """Evict the lowest live entries so one more (``keep_out``, when it is already a row)
+    fits the layer's capacity: lowest confidence first, then least recently used (never
+    read: since it was stored), then oldest. Then keep at most the layer's capacity of
+    evicted and expired entries, the most recent to leave."""
     live = unexpired(_live(place))
+    others = _in(place)
     if keep_out is not None:
-        live = live.exclude(pk=keep_out.pk)
+        live, others = live.exclude(pk=keep_out.pk), others.exclude(pk=keep_out.pk)
     limit = capacity(place.layer)
     over = live.count() - limit + 1
-    if over <= 0:
-        return []
-    victims = list(
-        live.select_for_update().order_by(
-            "confidence", Coalesce("last_accessed_at", "created_at"), "created_at", "id"
-        )[:over]
-    )
-    for victim in victims:
-        _retire(victim, Entry.Status.EVICTED, now)
-        _event(actor, EntryEvent.Action.EVICT, victim)
-    left = retired(_in(place)).order_by(
-        F("retired_at").desc(nulls_last=True), F("expires_at").desc()
-    )
+    victims: list[Entry] = []
+    if over > 0:
+        order = ("confidence", Coalesce("last_accessed_at", "created_at"), "created_at", "id")
+        chosen = list(live.order_by(*order).values_list("pk", flat=True)[:over])
+        # Locked in id order, as searches lock, so the two never deadlock (the shelf lock
+        # keeps other writers of the layer out meanwhile).
+        victims = list(
+            Entry.objects.filter(pk__in=chosen).select_for_update(no_key=True).order_by("id")
+        )
+        for victim in victims:
+            _retire(victim, Entry.Status.EVICTED, now)
+            _event(actor, EntryEvent.Action.EVICT, victim)
+        victims.sort(key=lambda e: chosen.index(e.pk))
+    left = retired(others).order_by(Coalesce("retired_at", "expires_at").desc(), "-id")
     Entry.objects.filter(pk__in=list(left.values_list("pk", flat=True)[limit:])).delete()
     return victims
 

@@ -4,7 +4,8 @@ from prospect_memory.business import views
 
 urlpatterns = [
     path("business-memory/", views.memory_page, name="business-memory"),
-    path("business-memory/<str:layer>/new/", views.entry_new, name="business-entry-new"),
+    # Not <layer>/new/: "new" is a valid key.
+    path("business-memory/new/<str:layer>/", views.entry_new, name="business-entry-new"),
     path("business-memory/<str:layer>/<str:key>/", views.entry_page, name="business-entry"),
     path(
         "business-memory/<str:layer>/<str:key>/edit/",

@@ -129,10 +129,12 @@ class EntryForm(forms.Form):
         return value
 
 
-def _form_errors(form: EntryForm, error: KitError) -> None:
+def _form_errors(form: EntryForm, error: KitError, *, creating: bool) -> None:
     """Put a service's refusal beside the field it is about."""
     if isinstance(error, ValueTooLarge):
         form.add_error("value", error.message)
+    elif isinstance(error, VersionMismatch) and creating:
+        form.add_error("key", "An entry with this key exists already; open it to change it.")
     elif isinstance(error, VersionMismatch):
         form.add_error(
             None,
@@ -161,7 +163,7 @@ def _save(request, form: EntryForm, layer: str, key: str, *, expected_version: i
             expected_version=expected_version,
         )
     except KitError as error:
-        _form_errors(form, error)
+        _form_errors(form, error, creating=expected_version == 0)
         return None
     return redirect("business-entry", layer=layer, key=data["entry"]["key"])
 
@@ -220,7 +222,13 @@ def entry_new(request, layer: str):
                 messages.success(request, f"Stored {key.lower()}.")
                 return saved
     else:
-        form = EntryForm(initial={"category": Category.FACT, "confidence": 50, "value": "{}"})
+        form = EntryForm(
+            initial={
+                "category": Category.FACT,
+                "confidence": business_settings.CONFIDENCE_DEFAULT,
+                "value": "{}",
+            }
+        )
     return render(
         request,
         "business_memory/edit.html",

@@ -105,10 +105,15 @@ def _send(target: EmbeddingTarget, pk: object) -> None:
         logger.warning("could not queue the embedding of %s %s; backfill will", target.label, pk)
 
 
+def _unchanged(target: EmbeddingTarget, row: EmbeddedModel) -> models.QuerySet:
+    """``row`` as it was read: gone from the query if it changed or went meanwhile."""
+    same = {target.revision: getattr(row, target.revision)} if target.revision else {}
+    return target.model._default_manager.filter(pk=row.pk, **same)
+
+
 def _store(target: EmbeddingTarget, row: EmbeddedModel, vector, model: str) -> int:
     """Record a computed embedding unless the row changed or went meanwhile."""
-    same = {target.revision: getattr(row, target.revision)} if target.revision else {}
-    return target.model._default_manager.filter(pk=row.pk, **same).update(
+    return _unchanged(target, row).update(
         embedding=vector, embedding_model=model, embedding_status=READY
     )
 
@@ -142,9 +147,8 @@ def embed_one(target: EmbeddingTarget, pk: object) -> str:
         embed_rows(target, [row])
     except PermanentEmbeddingError as exc:
         logger.error("embedding %s %s failed for good: %s", target.label, row.pk, exc)
-        target.model._default_manager.filter(pk=row.pk).exclude(embedding_status=READY).update(
-            embedding_status=FAILED
-        )
+        # Only the text that failed is marked: a newer version stays pending for its task.
+        _unchanged(target, row).exclude(embedding_status=READY).update(embedding_status=FAILED)
         return "failed"
     return "embedded"
 

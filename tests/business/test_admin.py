@@ -94,3 +94,26 @@ def test_staff_delete_a_members_own_entry_through_the_service(entries):
     )
     assert not Entry.objects.filter(pk=signature.pk).exists()
     assert EntryEvent.objects.filter(action="delete", key="signature", layer="member").exists()
+
+
+def test_an_entry_with_history_is_deleted_from_its_admin_page(entries, admin_actor):
+    voice, _ = entries
+    entry_store(actor=admin_actor, key="brand_voice", value={"tone": "v2"})
+    client = staff("view_entry", "delete_entry")
+    assert client.get(f"/admin/business_memory/entry/{voice.pk}/delete/").status_code == 200
+    client.post(f"/admin/business_memory/entry/{voice.pk}/delete/", {"post": "yes"})
+    assert not Entry.objects.filter(pk=voice.pk).exists()
+
+
+def test_an_evicted_entry_is_not_offered_for_deletion(entries):
+    _, old = entries
+    client = staff("view_entry", "delete_entry")
+    response = client.post(f"/admin/business_memory/entry/{old.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 403
+    assert Entry.objects.filter(pk=old.pk).exists()
+
+
+def test_searching_the_admin_for_a_malformed_id_is_not_an_error(entries):
+    client = staff("view_entry", "view_entryevent", "view_evictedentry")
+    for model in ("entry", "entryevent", "evictedentry"):
+        assert client.get(f"/admin/business_memory/{model}/?q=not-a-uuid").status_code == 200

@@ -3,6 +3,7 @@ provider fails, retried, backfilled, re-embedded after a model change; searched 
 meanwhile."""
 
 import pytest
+from django.db import connection
 
 from prospect_memory.business import tasks
 from prospect_memory.business.models import Entry
@@ -48,3 +49,31 @@ def test_a_model_change_reembeds_one_accounts_entries(admin_actor, other_admin, 
         what="re-embedding",
     )
     assert Entry.objects.get(account__slug="rival-co").embedding_model == "an-old-model"
+
+
+def test_a_failure_for_an_older_version_leaves_the_newer_one_pending(admin_actor, gemini):
+    import threading
+
+    from prospect_memory.business.embeddings import ENTRIES
+    from prospect_memory.core import pipeline
+
+    gemini.mode = "503"
+    entry_store(actor=admin_actor, key="brand_voice", value={"tone": "warm"})
+    entry_id = Entry.objects.get().pk
+    gemini.mode, gemini.delay = "400", 1.0  # a permanent refusal, answered slowly
+    outcome = []
+
+    def embed():
+        try:
+            outcome.append(pipeline.embed_one(ENTRIES, entry_id))
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=embed)
+    worker.start()
+    wait_for(lambda: gemini.requests, what="the task's request")
+    entry_store(actor=admin_actor, key="brand_voice", value={"tone": "cold"})  # version 2
+    worker.join(10)
+    assert outcome == ["failed"]
+    entry = Entry.objects.get()
+    assert (entry.version, entry.embedding_status) == (2, "pending")

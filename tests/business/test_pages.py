@@ -172,7 +172,7 @@ def test_members_manage_their_own_context_but_not_the_accounts(baseline, member)
     assert Entry.objects.filter(key="brand_voice").exists()
     created = post(
         client,
-        "/business-memory/member/new/",
+        "/business-memory/new/member/",
         {
             "key": "Territory",
             "value": '{"regions": ["DACH"]}',
@@ -267,7 +267,7 @@ def test_writes_by_the_wrong_person_change_nothing(
         (outsider, f"/business-memory/evictions/{evicted.id}/restore/", {}, 404),
         (colleague, "/business-memory/account/icp_definition/edit/", form, 403),
         (colleague, f"/business-memory/evictions/{evicted.id}/restore/", {}, 403),
-        (colleague, "/business-memory/account/new/", {**form, "key": "sneaky"}, 403),
+        (colleague, "/business-memory/new/account/", {**form, "key": "sneaky"}, 403),
         (admin, "/business-memory/member/signature/edit/", form, 404),
         (admin, "/business-memory/member/signature/delete/", {}, 404),
     ]
@@ -276,3 +276,33 @@ def test_writes_by_the_wrong_person_change_nothing(
         response = client.post(path, {**data, "csrfmiddlewaretoken": token})
         assert response.status_code == status, path
     assert sorted(Entry.objects.values_list("key", "version", "status")) == before
+
+
+def test_an_entry_named_new_has_its_own_page(baseline, module_admin, admin_actor):
+    entry_store(actor=admin_actor, key="new", value={"x": "VALUE-OF-NEW"})
+    page = browser(module_admin).get("/business-memory/account/new/").content.decode()
+    assert "VALUE-OF-NEW" in page
+
+
+def test_a_nul_byte_in_an_address_is_refused(baseline, module_admin):
+    client = browser(module_admin)
+    for path in ("/business-memory/account/%00/", "/business-memory/member/a%00b/edit/"):
+        assert client.get(path).status_code == 400, path
+
+
+def test_creating_a_key_that_exists_says_so_beside_the_key(baseline, module_admin):
+    form = {"key": "brand_voice", "value": "{}", "category": "fact", "confidence": "50"}
+    page = post(browser(module_admin), "/business-memory/new/account/", form)
+    assert page.status_code == 200
+    assert "exists already" in page.content.decode()
+
+
+def test_members_are_not_offered_restores_they_may_not_make(
+    baseline, member, admin_actor, capacity
+):
+    capacity(ACCOUNT_CAPACITY=2)
+    entry_store(actor=admin_actor, key="weekly_signal", value="hot", confidence=95)
+    evicted = Entry.objects.get(status="evicted")
+    page = browser(member).get("/business-memory/").content.decode()
+    assert evicted.key in page
+    assert f"/business-memory/evictions/{evicted.id}/restore/" not in page

@@ -280,3 +280,26 @@ def test_each_version_says_how_it_came_about(admin_actor):
         (1, 1, "overwrite"),
     ]
     assert Entry.objects.get(key="deals").strategy == "restore"
+
+
+def test_the_oldest_eviction_is_restored_when_the_layer_is_full(admin_actor, capacity):
+    capacity(ACCOUNT_CAPACITY=2)
+    for confidence, key in enumerate("abcd", start=1):
+        store(admin_actor, key=key, value=1, confidence=confidence)  # c evicts a, d evicts b
+    a = Entry.objects.get(key="a")
+    restored = eviction_restore(actor=admin_actor, entry_id=a.pk)
+    assert (restored.entry.key, restored.evicted) == ("a", [{"key": "c", "confidence": 3}])
+    assert Entry.objects.get(pk=a.pk).status == "live"
+
+
+def test_kept_evictions_are_the_most_recent_to_leave_expiry_included(admin_actor, capacity):
+    capacity(ACCOUNT_CAPACITY=2)
+    store(admin_actor, key="a", value=1, confidence=10)
+    store(admin_actor, key="b", value=1, confidence=20)
+    store(admin_actor, key="c", value=1, confidence=30)  # evicts a, an hour ago
+    Entry.objects.filter(key="a").update(retired_at=timezone.now() - timedelta(hours=1))
+    Entry.objects.filter(key="b").update(expires_at=timezone.now() - timedelta(seconds=1))
+    store(admin_actor, key="d", value=1, confidence=40)  # b has expired: room without eviction
+    store(admin_actor, key="e", value=1, confidence=50)  # evicts c
+    left = {e.key for e in evictions_list(actor=admin_actor)}
+    assert left == {"b", "c"}  # a left first and goes
