@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "outreach",
     "prospect_memory",
     "prospect_memory.business",
+    "prospect_memory.knowledge",
 ]
 
 MIDDLEWARE = [
@@ -311,6 +312,10 @@ CELERY_BEAT_SCHEDULE = {
     },
     "business-memory-backfill-embeddings": {
         "task": "prospect_memory.business.tasks.backfill_entry_embeddings",
+        "schedule": 300.0,
+    },
+    "business-memory-backfill-promotions": {
+        "task": "prospect_memory.business.tasks.backfill_promotions",
         "schedule": 300.0,
     },
     "business-memory-purge-retired-entries": {

@@ -132,6 +132,16 @@ def envelope(schema: dict) -> dict:
     }
 
 
+def _query_arguments(params, name: str, schema: dict) -> Any:
+    """An argument from the query string: an array from each of its values (``?kinds=a&kinds=b``,
+    or ``?kinds=a,b``), anything else from the last."""
+    if schema.get("type") == "array":
+        items = schema.get("items", {})
+        values = [part for value in params.getlist(name) for part in value.split(",")]
+        return [_query_value(value, items) for value in values]
+    return _query_value(params[name], schema)
+
+
 def _query_value(value: str, schema: dict) -> Any:
     """A query string value in the type its schema asks for, when it reads as one."""
     kind = schema.get("type")
@@ -185,8 +195,8 @@ class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...
             arguments: Any = dict(path)
             if method in self.QUERY_METHODS:
                 arguments.update(
-                    (name, _query_value(value, fields[name]))
-                    for name, value in request.query_params.items()
+                    (name, _query_arguments(request.query_params, name, fields[name]))
+                    for name in request.query_params
                     if name in fields
                 )
             elif fields:

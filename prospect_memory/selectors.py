@@ -18,7 +18,7 @@ from outreach.access import Actor, require_outreach
 from outreach.models import Member
 from outreach.renderers import dumps
 from outreach.selectors import Relationship, relationship_from_row, relationship_query
-from outreach.sql import run
+from outreach.sql import run, run_one
 from prospect_memory.conf import app_settings
 from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.crypto import keyring, unseal
@@ -88,6 +88,75 @@ def _recall_statements() -> tuple[str, str]:
      ORDER BY distance, a.id, b.id
     """  # noqa: S608
     return notes, pairs
+
+
+@cache
+def _nearest_statements() -> tuple[str, str]:
+    """The account's active notes nearest a vector (optionally of one domain), and how many
+    could not be compared (no vector yet, or another model's)."""
+    note, dossier = Note._meta.db_table, Dossier._meta.db_table
+    member, user = Member._meta.db_table, get_user_model()._meta.db_table
+    application = get_application_model()._meta.db_table
+    username = get_user_model().USERNAME_FIELD
+    notes = f"{note} n JOIN {dossier} d ON d.id = n.dossier_id AND d.account_id = n.account_id"
+    active = """n.account_id = %(account)s AND n.status = %(active)s
+       AND (%(domain)s::text IS NULL OR d.domain = %(domain)s::text)"""
+    compared = "n.embedding_status = %(ready)s AND n.embedding_model = %(model)s"
+    # NoteView.from_row reads the first columns; then the domain and the distance.
+    nearest = f"""
+    SELECT n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
+           n.observed_at, n.created_at, u.{username}, a.name,
+           d.domain, n.embedding <=> %(vector)s::vector AS distance
+      FROM {notes}
+      LEFT JOIN {member} m ON m.id = n.member_id
+      LEFT JOIN {user} u ON u.id = m.user_id
+      LEFT JOIN {application} a ON a.id = n.oauth_application_id
+     WHERE {active} AND {compared}
+     ORDER BY distance, n.id
+     LIMIT %(limit)s
+    """  # noqa: S608
+    not_compared = f"SELECT count(*) FROM {notes} WHERE {active} AND NOT ({compared})"  # noqa: S608
+    return nearest, not_compared
+
+
+@dataclass(frozen=True)
+class NearNotes:
+    #: Notes with their cosine distance to the vector, nearest first.
+    found: list[tuple[NoteView, float]]
+    #: Active notes that could not be compared (no vector of this model yet).
+    not_compared: int
+
+
+def notes_nearest(
+    *, actor: Actor, vector: list[float] | None, model: str, domain: str | None, limit: int
+) -> NearNotes:
+    """The account's active notes nearest ``vector`` (a query's, of ``model``); without a
+    vector, none, and every note counted as not compared."""
+    nearest, not_compared = _nearest_statements()
+    params = {
+        "account": actor.account.pk,
+        "active": Note.Status.ACTIVE,
+        "ready": EmbeddedModel.EmbeddingStatus.READY,
+        "model": model if vector is not None else "",
+        "domain": domain,
+    }
+    if vector is None:
+        ((count,),) = run_one(not_compared, params)
+        return NearNotes(found=[], not_compared=count)
+    rows, ((count,),) = run(
+        (nearest, {**params, "vector": "[" + ",".join(map(str, vector)) + "]", "limit": limit}),
+        (not_compared, params),
+    )
+    today = utc_today()
+    ring, cutoff = keyring(), stale_cutoff(today)
+    found = [
+        (
+            NoteView.from_row(row[:9], domain=row[9], today=today, ring=ring, cutoff=cutoff),
+            float(row[10]),
+        )
+        for row in rows
+    ]
+    return NearNotes(found=found, not_compared=count)
 
 
 # --- access helpers ------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 import pytest
 
+from outreach.access import Actor
 from tests import factories
 from tests.fakes.gemini import API_KEY, FakeGemini
 from tests.live import LiveServer
@@ -81,3 +82,21 @@ def worker():
     with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
         yield app
     app.conf.task_always_eager = True
+
+
+@pytest.fixture
+def admin_actor(module_admin):
+    """A module admin of the account, acting on the web (no OAuth client)."""
+    return Actor.for_member(module_admin)
+
+
+@pytest.fixture
+def member_actor(member):
+    """A member of the account who is not a module admin."""
+    return Actor.for_member(member)
+
+
+@pytest.fixture
+def rival_actor(other_admin):
+    """A module admin of another account."""
+    return Actor.for_member(other_admin)

@@ -35,6 +35,8 @@ DEFAULTS: dict[str, Any] = {
     "SEARCH_QUERY_MAX_CHARS": 1000,
     # Cosine distance at or below which a search result counts as related; None: rank only.
     "SEARCH_MAX_DISTANCE": None,
+    # Knowledge index (SPEC 13): account entries of at least this confidence are promoted.
+    "PROMOTE_MIN_CONFIDENCE": 70,
 }
 
 business_settings = AppSettings("BUSINESS_MEMORY", DEFAULTS)

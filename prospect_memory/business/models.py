@@ -241,6 +241,28 @@ class EntryVersion(models.Model):
         return json.loads(self.value_json)
 
 
+class Promotion(models.Model):
+    """An entry in its account's knowledge index (SPEC 13), at the version promoted.
+
+    Kept by ``business.promotion`` after writes commit; knowledge search reads only
+    promoted entries that still qualify, so an entry that stops qualifying leaves the
+    index at once even before its row here goes.
+    """
+
+    entry = models.OneToOneField(
+        Entry, primary_key=True, on_delete=models.CASCADE, related_name="promotion"
+    )
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    version = models.PositiveIntegerField()
+    promoted_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["account"], name="promotion_account")]
+
+    def __str__(self) -> str:
+        return f"promotion of entry {self.entry_id} at version {self.version}"
+
+
 class EvictedEntry(Entry):
     """Entries that left the live set (evicted or expired), for the admin's restore list."""
 

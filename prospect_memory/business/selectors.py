@@ -26,7 +26,7 @@ from outreach.access import Actor
 from outreach.sql import run, run_one
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import NotFound
-from prospect_memory.business.models import Entry, EntryVersion, Layer
+from prospect_memory.business.models import Entry, EntryVersion, Layer, Promotion
 from prospect_memory.business.rules import (
     READ_LAYERS,
     FieldProblems,
@@ -223,6 +223,11 @@ def _statements() -> dict[str, str]:
            e.access_count, e.last_accessed_at, e.written_by_label,
            (SELECT name FROM {application} WHERE id = e.oauth_application_id)"""  # noqa: S608
     compared = "e.embedding_status = %(ready)s AND e.embedding_model = %(model)s"
+    promotion = Promotion._meta.db_table
+    promoted = """
+           e.account_id = %(account)s AND e.status = %(live)s AND e.layer = %(account_layer)s
+           AND (e.expires_at IS NULL OR e.expires_at > now())
+           AND e.confidence >= %(min_confidence)s"""
     in_category = "(%(category)s::text IS NULL OR e.category = %(category)s::text)"
     return {
         "recall": f"""
@@ -273,6 +278,20 @@ def _statements() -> dict[str, str]:
         "not_compared": f"""
     SELECT count(*) FROM {entry} e
      WHERE {readable} AND {in_category} AND NOT ({compared})
+    """,  # noqa: S608  (names from the models, values are parameters)
+        # The knowledge index: promoted entries that still qualify (``promotion.qualifying``
+        # says the same for the ORM).
+        "promoted": f"""
+    SELECT {returned}, e.embedding <=> %(vector)s::vector AS distance
+      FROM {entry} e JOIN {promotion} p ON p.entry_id = e.id AND p.account_id = e.account_id
+     WHERE {promoted} AND {compared}
+     ORDER BY distance, e.key
+     LIMIT %(limit)s
+    """,  # noqa: S608  (names from the models, values are parameters)
+        "promoted_not_compared": f"""
+    SELECT count(*)
+      FROM {entry} e JOIN {promotion} p ON p.entry_id = e.id AND p.account_id = e.account_id
+     WHERE {promoted} AND NOT ({compared})
     """,  # noqa: S608  (names from the models, values are parameters)
     }
 
@@ -554,6 +573,52 @@ def _count_access(actor: Actor, views: list[EntryView]) -> None:
     for view in views:
         view.access_count += 1
         view.last_accessed_at = now
+
+
+# --- the knowledge index -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NearEntries:
+    #: Promoted entries with their cosine distance to the vector, nearest first.
+    found: list[tuple[EntryView, float]]
+    #: Promoted entries that could not be compared (no vector of this model yet).
+    not_compared: int
+
+
+def promoted_nearest(
+    *, actor: Actor, vector: list[float] | None, model: str, limit: int
+) -> NearEntries:
+    """The account's promoted entries (SPEC 13) nearest ``vector``, not counted as a use
+    (the caller counts the ones it shows, with :func:`entries_used`); without a vector,
+    none, and every promoted entry counted as not compared."""
+    statements = _statements()
+    params = {
+        "account": actor.account.pk,
+        "live": Entry.Status.LIVE,
+        "account_layer": Layer.ACCOUNT,
+        "min_confidence": business_settings.PROMOTE_MIN_CONFIDENCE,
+        "ready": EmbeddedModel.EmbeddingStatus.READY,
+        "model": model if vector is not None else "",
+    }
+    if vector is None:
+        ((count,),) = run_one(statements["promoted_not_compared"], params)
+        return NearEntries(found=[], not_compared=count)
+    rows, ((count,),) = run(
+        (
+            statements["promoted"],
+            {**params, "vector": "[" + ",".join(map(str, vector)) + "]", "limit": limit},
+        ),
+        (statements["promoted_not_compared"], params),
+    )
+    ring = keyring()
+    found = [(_view_from_row(row, ring), float(row[19])) for row in rows]
+    return NearEntries(found=found, not_compared=count)
+
+
+def entries_used(actor: Actor, views: list[EntryView]) -> None:
+    """Count one use of each entry shown (by another read, such as knowledge search)."""
+    _count_access(actor, views)
 
 
 # --- evictions -------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from outreach.access import (
 )
 from outreach.errors import KitError, NotModuleAdmin
 from outreach.sql import lock_row
+from prospect_memory.business import promotion
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.embeddings import ENTRIES
 from prospect_memory.business.errors import KeyTaken, NotFound, VersionMismatch
@@ -354,6 +355,7 @@ def entry_store(
         )
         if entry.embedding_status == pipeline.PENDING:
             pipeline.enqueue(ENTRIES, entry.pk)
+        promotion.schedule([entry, *evicted])
     return StoreResult(
         entry=EntryView.of(entry),
         created=current is None,
@@ -501,6 +503,7 @@ def version_restore(
         _event(actor, EntryEvent.Action.RESTORE_VERSION, entry, version)
         if entry.embedding_status == pipeline.PENDING:
             pipeline.enqueue(ENTRIES, entry.pk)
+        promotion.schedule([entry])
     return StoreResult(entry=EntryView.of(entry), created=False, previous_version=previous)
 
 
@@ -528,6 +531,7 @@ def eviction_restore(*, actor: Actor, entry_id: object) -> StoreResult:
         entry.status, entry.retired_at, entry.expires_at = Entry.Status.LIVE, None, None
         entry.save(update_fields=["status", "retired_at", "expires_at"])
         _event(actor, EntryEvent.Action.RESTORE_EVICTION, entry)
+        promotion.schedule([entry, *evicted])
     return StoreResult(
         entry=EntryView.of(entry),
         created=False,

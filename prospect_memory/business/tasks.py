@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from prospect_memory.business.embeddings import ENTRIES, account_reembed
+from prospect_memory.business.promotion import promote, promotions_backfill
 from prospect_memory.business.services import retired_purge
 from prospect_memory.core import pipeline
 
@@ -31,3 +32,15 @@ def reembed_account_entries(self, account_id: int) -> int:
 def purge_retired_entries() -> int:
     """Delete evicted and expired entries that left over RETIRED_KEEP_DAYS ago."""
     return retired_purge()
+
+
+@shared_task(acks_late=True)
+def promote_entries(entry_ids: list[str]) -> dict[str, int]:
+    """Bring these entries up to date in their account's knowledge index."""
+    return promote(entry_ids)
+
+
+@shared_task
+def backfill_promotions(limit: int = 1000) -> dict[str, int]:
+    """Promote what a lost task or a stopped worker missed; drop what no longer qualifies."""
+    return promotions_backfill(limit=limit)

@@ -1,17 +1,6 @@
 import pytest
 
-from outreach.access import Actor
 from outreach.services import access_token_issue
-
-
-@pytest.fixture
-def admin_actor(module_admin):
-    return Actor.for_member(module_admin)
-
-
-@pytest.fixture
-def member_actor(member):
-    return Actor.for_member(member)
 
 
 @pytest.fixture

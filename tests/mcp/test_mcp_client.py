@@ -77,6 +77,7 @@ def test_the_whole_agent_loop(live_kit, admin, mode):
             "outreach_recall_business_memory",
             "outreach_list_business_memory",
             "outreach_search_business_memory",
+            "outreach_search_knowledge",
         }
         assert tools["outreach_save_prospect_research"].output_schema["required"] == ["data"]
 

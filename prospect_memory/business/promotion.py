@@ -1,0 +1,145 @@
+"""Promotion (SPEC 13): the account's confident shared entries go into its knowledge index.
+
+An ``account``-layer entry with a confidence of at least PROMOTE_MIN_CONFIDENCE is promoted
+once the write that made it so commits; a later write below that, a delete (its
+``Promotion`` row goes with it), an eviction or an expiry takes it out. It is
+fire-and-forget: the write only schedules it on commit, never waits for it and never fails
+because of it. With a broker the promotion is a task; without one (the default set-up) it
+runs right after the commit, and a failure is only logged. ``promotions_backfill`` (beat,
+every few minutes) repairs whatever a lost task or a stopped worker left behind, and
+``promotion_lag`` says how far behind the index is.
+
+Knowledge search reads only promoted entries that still qualify, so an entry that stops
+qualifying leaves the index at once, before its row here goes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from celery import current_app
+from django.db import transaction
+from django.db.models import Count, F, Min, QuerySet
+from django.utils import timezone
+
+from prospect_memory.business.conf import business_settings
+from prospect_memory.business.models import Entry, Layer, Promotion
+from prospect_memory.business.selectors import unexpired
+
+logger = logging.getLogger(__name__)
+
+TASK = "prospect_memory.business.tasks.promote_entries"
+
+
+def qualifying(rows: QuerySet) -> QuerySet:
+    """The ``rows`` that belong in the knowledge index: live, unexpired account entries of
+    at least PROMOTE_MIN_CONFIDENCE."""
+    return unexpired(
+        rows.filter(
+            layer=Layer.ACCOUNT,
+            status=Entry.Status.LIVE,
+            confidence__gte=business_settings.PROMOTE_MIN_CONFIDENCE,
+        )
+    )
+
+
+def schedule(entries: Iterable[Entry]) -> None:
+    """Bring the account entries among ``entries`` up to date in the index once the
+    current transaction commits (a member's entries never go there)."""
+    ids = [str(e.pk) for e in entries if e.layer == Layer.ACCOUNT]
+    if ids:
+        transaction.on_commit(lambda: _dispatch(ids), robust=True)
+
+
+def _dispatch(ids: list[str]) -> None:
+    if current_app.conf.task_always_eager:
+        promote(ids)  # no broker: right after the commit, a few small statements
+        return
+    try:
+        current_app.send_task(TASK, args=[ids], retry=False)
+    except Exception:
+        logger.warning("could not queue the promotion of %d entries; backfill will", len(ids))
+
+
+def promote(entry_ids: Iterable[object]) -> dict[str, int]:
+    """Put each entry in the index at its current version, or take it out."""
+    counts = {"promoted": 0, "removed": 0, "current": 0}
+    for entry_id in entry_ids:
+        counts[_promote_one(entry_id)] += 1
+    return counts
+
+
+def _promote_one(entry_id: object) -> str:
+    with transaction.atomic():
+        # Locked against a concurrent write of the entry, so the index never keeps a state
+        # older than the last write (that write schedules its own promotion after this).
+        entry = (
+            Entry.objects.select_for_update(no_key=True, of=("self",))
+            .filter(pk=entry_id)
+            .select_related("promotion")
+            .first()
+        )
+        if entry is None:  # deleted: its promotion went with it
+            return "current"
+        promoted = getattr(entry, "promotion", None)
+        if not qualifying(Entry.objects.filter(pk=entry.pk)).exists():
+            if promoted is None:
+                return "current"
+            promoted.delete()
+            return "removed"
+        if promoted is not None and promoted.version == entry.version:
+            return "current"
+        Promotion.objects.update_or_create(
+            entry=entry,
+            defaults={
+                "account_id": entry.account_id,
+                "version": entry.version,
+                "promoted_at": timezone.now(),
+            },
+        )
+        return "promoted"
+
+
+def _waiting(rows: QuerySet) -> QuerySet:
+    """Entries that qualify but are not in the index at their current version."""
+    return qualifying(rows).exclude(promotion__version=F("version"))
+
+
+def _leaving(rows: QuerySet) -> QuerySet:
+    """Promotions of entries that no longer qualify."""
+    return rows.exclude(entry__in=qualifying(Entry.objects.all()))
+
+
+def promotions_backfill(*, limit: int = 1000) -> dict[str, int]:
+    """Promote what qualifies but was missed, and drop what no longer qualifies."""
+    waiting = list(_waiting(Entry.objects.all()).order_by("updated_at").values_list("pk")[:limit])
+    leaving = list(_leaving(Promotion.objects.all()).values_list("entry_id")[:limit])
+    return promote([pk for (pk,) in waiting + leaving])
+
+
+@dataclass(frozen=True)
+class PromotionLag:
+    #: Entries that qualify but are not yet in the index at their current version.
+    waiting: int
+    #: Promotions of entries that no longer qualify (knowledge search already skips them).
+    leaving: int
+    #: When the longest-waiting of them was written (None: nothing waits).
+    oldest_write: datetime | None
+
+    @property
+    def seconds(self) -> float:
+        if self.oldest_write is None:
+            return 0.0
+        return max((timezone.now() - self.oldest_write).total_seconds(), 0.0)
+
+
+def promotion_lag(*, account) -> PromotionLag:
+    """How far the account's knowledge index is behind its business memory."""
+    waiting = _waiting(Entry.objects.filter(account=account)).aggregate(
+        count=Count("pk"), oldest=Min("updated_at")
+    )
+    leaving = _leaving(Promotion.objects.filter(account=account)).count()
+    return PromotionLag(waiting=waiting["count"], leaving=leaving, oldest_write=waiting["oldest"])

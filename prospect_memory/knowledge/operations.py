@@ -1,0 +1,49 @@
+"""Knowledge search, declared once (``outreach.operations.Operation``) and served as an MCP
+tool and over REST."""
+
+from __future__ import annotations
+
+from outreach import scopes
+from outreach.access import Actor
+from outreach.operations import Operation
+from prospect_memory.errors import InvalidDomain
+from prospect_memory.knowledge import payloads, schemas
+from prospect_memory.knowledge.conf import knowledge_settings as limits
+from prospect_memory.knowledge.selectors import knowledge_search
+
+
+def _search(actor: Actor, arguments: dict) -> dict:
+    return payloads.search_data(
+        knowledge_search(
+            actor=actor,
+            query=arguments["query"],
+            kinds=arguments.get("kinds"),
+            domain=arguments.get("domain"),
+            limit=arguments.get("limit"),
+        )
+    )
+
+
+SEARCH = Operation(
+    name="outreach_search_knowledge",
+    title="Search everything the account knows",
+    description=(
+        "One question across the account's business memory (its confident shared entries: "
+        "rules, ICP, patterns learned) and every prospect note of every company, nearest "
+        'first: "which companies did we note are hiring account executives?", "what is '
+        'our rule for enterprise deals?". Each hit says what it is (kind with id or key), '
+        "an excerpt, how far it is from the question, whether it is stale, where it came "
+        "from (derived_from) and, for a note, which company it is about and whether that "
+        "company must not be contacted (about.should_stop: then do not write to it). Pass "
+        f"kinds or domain to narrow it; at most {limits.LIMIT_MAX} hits. Recall a company "
+        "or an entry for the whole text."
+    ),
+    input_schema=schemas.SEARCH_INPUT,
+    data_schema=schemas.SEARCH,
+    scope=scopes.READ,
+    run=_search,
+    read_only=True,
+    refusals=(InvalidDomain,),
+)
+
+MCP_OPERATIONS = (SEARCH,)

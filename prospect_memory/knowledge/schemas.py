@@ -1,0 +1,121 @@
+"""JSON Schemas of knowledge search: the MCP tool's and the REST docs'. Limits named in
+the descriptions come from ``knowledge.conf``; the selector checks every rule again."""
+
+from __future__ import annotations
+
+from prospect_memory.knowledge.conf import knowledge_settings as limits
+from prospect_memory.knowledge.selectors import KINDS
+
+_NULLABLE_STRING = {"type": ["string", "null"]}
+
+SEARCH_INPUT = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": limits.QUERY_MAX_CHARS,
+            "pattern": "^[^\\u0000]*$",
+            "description": 'The question, in words: "which companies are hiring account '
+            'executives?", "what is our rule for enterprise deals?"',
+        },
+        "kinds": {
+            "type": "array",
+            "items": {"type": "string", "enum": list(KINDS)},
+            "minItems": 1,
+            "uniqueItems": True,
+            "description": "What to search: business_memory (the account's promoted entries) "
+            "and/or prospect_notes (every company's notes). Default both.",
+        },
+        "domain": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 320,
+            "description": "Only this company's notes (a domain or an email address); "
+            "business memory is about the account, not one company, and is still searched "
+            "unless kinds leaves it out.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": limits.LIMIT_MAX,
+            "description": f"1-{limits.LIMIT_MAX} hits (default {limits.LIMIT_DEFAULT}).",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+_SOURCE = {
+    "type": "object",
+    "description": "Where it came from: the note's source URLs, or the entry's pipeline, "
+    "execution, step and extraction time; and who wrote it through which client.",
+    "properties": {
+        "source_urls": {"type": "array", "items": {"type": "string"}},
+        "pipeline_id": _NULLABLE_STRING,
+        "execution_id": _NULLABLE_STRING,
+        "step_id": _NULLABLE_STRING,
+        "extracted_at": {"type": ["string", "null"], "format": "date-time"},
+        "written_by": _NULLABLE_STRING,
+        "oauth_client": _NULLABLE_STRING,
+    },
+    "additionalProperties": False,
+}
+
+_ABOUT = {
+    "type": ["object", "null"],
+    "description": "The company a note is about, and whether it must not be contacted "
+    "(null for business memory).",
+    "properties": {
+        "domain": {"type": "string"},
+        "should_stop": {"type": "boolean"},
+        "stop_reasons": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                "required": ["code", "message"],
+            },
+        },
+    },
+    "required": ["domain", "should_stop", "stop_reasons"],
+}
+
+HIT = {
+    "type": "object",
+    "properties": {
+        "kind": {"type": "string", "enum": list(KINDS)},
+        "id": {"type": "string", "description": "A note's id (prospect_notes)."},
+        "key": {"type": "string", "description": "An entry's key (business_memory)."},
+        "title": {"type": "string"},
+        "excerpt": {
+            "type": "string",
+            "description": f"The first {limits.EXCERPT_CHARS} characters of the note's body or "
+            "the entry's value.",
+        },
+        "distance": {"type": "number", "description": "Cosine distance to the query."},
+        "observed_at": {"type": "string", "format": "date"},
+        "updated_at": {"type": "string", "format": "date-time"},
+        "stale": {"type": "boolean"},
+        "derived_from": _SOURCE,
+        "about": _ABOUT,
+    },
+    "required": ["kind", "title", "excerpt", "distance", "stale", "derived_from", "about"],
+    "additionalProperties": False,
+}
+
+SEARCH = {
+    "type": "object",
+    "properties": {
+        "hits": {"type": "array", "items": HIT},
+        "not_compared": {
+            "type": "integer",
+            "description": "Notes and entries not compared by meaning yet (no vector): an "
+            "empty answer with not_compared above 0 is not proof that nothing is known.",
+        },
+        "truncated": {"type": "boolean"},
+        "note": {"type": "string"},
+    },
+    "required": ["hits", "not_compared", "truncated"],
+    "additionalProperties": False,
+}

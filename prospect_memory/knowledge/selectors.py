@@ -1,0 +1,184 @@
+"""Knowledge search (SPEC 13): one question over the account's promoted business memory and
+every active prospect note of every domain, ranked together by meaning.
+
+Each memory answers for its own rows (``notes_nearest``, ``promoted_nearest``: both filter
+by the acting account, and only account-layer entries are ever promoted, so no member's
+own context is reachable); this module ranks the two together, says where each hit came
+from and whether its company must not be contacted, keeps the answer within
+PAYLOAD_MAX_BYTES and counts a use of each entry it shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from outreach.access import Actor
+from outreach.errors import ValidationFailed
+from outreach.selectors import relationship_from_row, relationship_query
+from outreach.sql import run
+from prospect_memory.business.rules import flattened
+from prospect_memory.business.selectors import EntryView, entries_used, promoted_nearest
+from prospect_memory.core.budget import embed_within_budget
+from prospect_memory.domains import resolve_domain
+from prospect_memory.knowledge.conf import knowledge_settings
+from prospect_memory.knowledge.payloads import hit_data, size_of
+from prospect_memory.rules import StopReason, is_stale, stop_reasons
+from prospect_memory.selectors import NoteView, notes_nearest
+
+BUSINESS_MEMORY = "business_memory"
+PROSPECT_NOTES = "prospect_notes"
+KINDS = (BUSINESS_MEMORY, PROSPECT_NOTES)
+
+
+@dataclass(frozen=True)
+class About:
+    """The company a note is about, and whether it must not be contacted."""
+
+    domain: str
+    stop_reasons: list[StopReason]
+
+    @property
+    def should_stop(self) -> bool:
+        return bool(self.stop_reasons)
+
+
+@dataclass
+class Hit:
+    kind: str
+    distance: float
+    title: str
+    excerpt: str
+    stale: bool
+    note: NoteView | None = None
+    entry: EntryView | None = None
+    about: About | None = None
+
+
+@dataclass
+class KnowledgeSearch:
+    hits: list[Hit] = field(default_factory=list)
+    #: Rows that could not be compared by meaning (no vector of the current model yet, or
+    #: the provider unreachable): an empty answer is not proof that nothing is known.
+    not_compared: int = 0
+    #: Hits left out to keep the answer within PAYLOAD_MAX_BYTES (the farthest first).
+    truncated: bool = False
+    problem: str = ""
+
+
+def _clean(query, kinds, domain, limit) -> tuple[str, tuple[str, ...], str | None, int]:
+    problems: dict[str, list[str]] = {}
+    most = knowledge_settings.QUERY_MAX_CHARS
+    if not isinstance(query, str) or not query.strip() or len(query) > most:
+        problems["query"] = [f"query must be text of 1 to {most:,} characters"]
+    elif "\x00" in query:
+        problems["query"] = ["query may not contain NUL characters"]
+    if kinds is None:
+        kinds = KINDS
+    elif (
+        not isinstance(kinds, list | tuple)
+        or not kinds
+        or any(k not in KINDS for k in kinds)
+        or len(set(kinds)) != len(kinds)
+    ):
+        problems["kinds"] = [f"kinds must list one or both of {', '.join(KINDS)}, once each"]
+    top = knowledge_settings.LIMIT_MAX
+    if limit is None:
+        limit = knowledge_settings.LIMIT_DEFAULT
+    elif isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= top:
+        problems["limit"] = [f"limit must be a whole number from 1 to {top}"]
+    if domain is not None and not isinstance(domain, str):
+        problems["domain"] = ["domain must be a company domain or an email address"]
+    if problems:
+        field_name, messages = next(iter(problems.items()))
+        raise ValidationFailed(f"{field_name}: {messages[0]}.", details={"fields": problems})
+    resolved = resolve_domain(domain).domain if domain is not None else None
+    return query.strip(), tuple(kinds), resolved, limit
+
+
+def knowledge_search(
+    *,
+    actor: Actor,
+    query: object,
+    kinds: object = None,
+    domain: object = None,
+    limit: object = None,
+) -> KnowledgeSearch:
+    """The hits nearest ``query`` among what the account knows (``kinds``; ``domain``
+    narrows prospect notes to one company), nearest first."""
+    query, kinds, domain, limit = _clean(query, kinds, domain, limit)
+    embedded = embed_within_budget(query, query=True)
+    # Without a query vector nothing is compared: the counts below then cover every row.
+    vector, model = embedded.vector, embedded.model if embedded.vector is not None else ""
+    result = KnowledgeSearch(problem=embedded.problem)
+    hits: list[Hit] = []
+    if PROSPECT_NOTES in kinds:
+        notes = notes_nearest(actor=actor, vector=vector, model=model, domain=domain, limit=limit)
+        result.not_compared += notes.not_compared
+        hits += [_note_hit(note, distance) for note, distance in notes.found]
+    if BUSINESS_MEMORY in kinds:
+        entries = promoted_nearest(actor=actor, vector=vector, model=model, limit=limit)
+        result.not_compared += entries.not_compared
+        hits += [_entry_hit(entry, distance) for entry, distance in entries.found]
+    hits.sort(key=lambda h: (h.distance, h.kind, h.note.id if h.note else h.entry.key))
+    result.hits = hits[:limit]
+    _add_about(actor, result.hits)
+    _keep_within_cap(result)
+    entries_used(actor, [h.entry for h in result.hits if h.entry is not None])
+    return result
+
+
+def _excerpt(text: str) -> str:
+    most = knowledge_settings.EXCERPT_CHARS
+    text = " ".join(text.split())
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def _note_hit(note: NoteView, distance: float) -> Hit:
+    return Hit(
+        kind=PROSPECT_NOTES,
+        distance=distance,
+        title=note.title,
+        excerpt=_excerpt(note.body),
+        stale=note.stale,
+        note=note,
+    )
+
+
+def _entry_hit(entry: EntryView, distance: float) -> Hit:
+    # An entry is stale by the same rule as a note, from when its source extracted it (or,
+    # without one, when it was written).
+    observed = entry.source.extracted_at or entry.updated_at
+    return Hit(
+        kind=BUSINESS_MEMORY,
+        distance=distance,
+        title=entry.key,
+        excerpt=_excerpt(flattened(entry.value)),
+        stale=is_stale(observed.date()),
+        entry=entry,
+    )
+
+
+def _add_about(actor: Actor, hits: list[Hit]) -> None:
+    """Each note's company and its stop reasons, read for all companies in one round trip."""
+    domains = sorted({h.note.domain for h in hits if h.note is not None})
+    if not domains:
+        return
+    queries = [relationship_query(account=actor.account, domain=d) for d in domains]
+    rows = run(*queries)
+    about = {
+        domain: About(domain, stop_reasons(relationship_from_row(found[0]), domain))
+        for domain, found in zip(domains, rows, strict=True)
+    }
+    for hit in hits:
+        if hit.note is not None:
+            hit.about = about[hit.note.domain]
+
+
+def _keep_within_cap(result: KnowledgeSearch) -> None:
+    """Leave out the farthest hits until the answer fits PAYLOAD_MAX_BYTES."""
+    cap = knowledge_settings.PAYLOAD_MAX_BYTES
+    sizes = [size_of(hit_data(h)) for h in result.hits]
+    while result.hits and sum(sizes) > cap:
+        result.hits.pop()
+        sizes.pop()
+        result.truncated = True

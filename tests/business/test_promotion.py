@@ -1,0 +1,103 @@
+"""Promotion into the knowledge index (SPEC 13): account entries of confidence 70 or more,
+after their write commits; out again when they fall below, go or leave; repaired by the
+backfill when the task is lost."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from prospect_memory.business import tasks
+from prospect_memory.business.models import Entry, Promotion
+from prospect_memory.business.promotion import promotion_lag, promotions_backfill
+from prospect_memory.business.services import entry_delete, entry_store
+
+# Promotion runs once the write commits: these tests commit.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def promoted() -> dict[str, int]:
+    return dict(Promotion.objects.values_list("entry__key", "version"))
+
+
+def store(actor, key, confidence, **fields):
+    fields.setdefault("value", {"about": key})
+    return entry_store(actor=actor, key=key, confidence=confidence, **fields)
+
+
+def test_an_entry_is_promoted_at_70_and_not_at_69(admin_actor):
+    store(admin_actor, "rule:enterprise", 69)
+    assert promoted() == {}
+    store(admin_actor, "rule:enterprise", 70)
+    assert promoted() == {"rule:enterprise": 2}
+    store(admin_actor, "rule:enterprise", 69)
+    assert promoted() == {}
+    store(admin_actor, "rule:enterprise", 95)
+    assert promoted() == {"rule:enterprise": 4}
+
+
+def test_a_later_write_moves_the_promotion_to_its_version(admin_actor):
+    store(admin_actor, "icp_definition", 90)
+    entry_store(actor=admin_actor, key="icp_definition", value={"industry": ["SaaS"]})
+    assert promoted() == {"icp_definition": 2}
+
+
+def test_a_members_own_entries_are_never_promoted(member_actor):
+    store(member_actor, "my_territory", 100, layer="member")
+    assert promoted() == {}
+
+
+def test_delete_eviction_and_expiry_take_an_entry_out(admin_actor, capacity):
+    store(admin_actor, "deleted", 90)
+    entry_delete(actor=admin_actor, key="deleted")
+    assert promoted() == {}
+
+    capacity(ACCOUNT_CAPACITY=1)
+    store(admin_actor, "evicted", 80)
+    store(admin_actor, "kept", 90)  # evicts the other
+    assert promoted() == {"kept": 1}
+
+    Entry.objects.filter(key="kept").update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert promotion_lag(account=admin_actor.account).leaving == 1
+    assert promotions_backfill() == {"promoted": 0, "removed": 1, "current": 0}
+    assert promoted() == {}
+
+
+def test_with_the_worker_down_a_write_succeeds_and_the_backfill_promotes(admin_actor):
+    from kit.celery import app
+
+    app.conf.task_always_eager = False  # a broker, and no worker consuming it
+    try:
+        app.control.purge()
+        stored = store(admin_actor, "pattern:ae_hiring", 85)
+        assert stored.created
+        assert promoted() == {}
+        lag = promotion_lag(account=admin_actor.account)
+        assert (lag.waiting, lag.leaving) == (1, 0)
+        assert lag.oldest_write == stored.entry.updated_at
+        app.control.purge()  # the worker was killed: the queued promotion is lost
+    finally:
+        app.conf.task_always_eager = True
+    assert tasks.backfill_promotions.delay().get() == {"promoted": 1, "removed": 0, "current": 0}
+    assert promoted() == {"pattern:ae_hiring": 1}
+    assert promotion_lag(account=admin_actor.account).waiting == 0
+
+
+def test_with_the_broker_unreachable_a_write_succeeds_and_the_backfill_promotes(admin_actor):
+    from kit.celery import app
+
+    broker = app.conf.broker_url
+    app.conf.task_always_eager = False
+    app.conf.broker_url = "redis://127.0.0.1:9/0"  # nothing listens there
+    app._pool = None  # connect anew, to the unreachable broker
+    app.amqp._producer_pool = None
+    try:
+        assert store(admin_actor, "rule:discounts", 90).created
+    finally:
+        app.conf.task_always_eager, app.conf.broker_url = True, broker
+        app._pool = None
+        app.amqp._producer_pool = None
+    assert Entry.objects.filter(key="rule:discounts").exists()
+    assert promoted() == {}
+    promotions_backfill()
+    assert promoted() == {"rule:discounts": 1}
