@@ -22,6 +22,7 @@ from outreach.selectors import (
     prospect_for_member,
     relationship_for_domain,
 )
+from prospect_memory.core.health import health_sections
 from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import InvalidDomain, NotFound
 from prospect_memory.health import chart, memory_health
@@ -154,11 +155,12 @@ def note_delete_page(request, note_id):
 @member_required
 def health_page(request):
     require_module_admin(request.actor)
-    health = memory_health(account=request.actor.account)
+    account = request.actor.account
+    health = memory_health(account=account)
     return render(
         request,
         "prospect_memory/health.html",
-        {"health": health, "chart": chart(health.series)},
+        {"health": health, "chart": chart(health.series), "sections": health_sections(account)},
     )
 
 

@@ -100,3 +100,15 @@ def member_actor(member):
 def rival_actor(other_admin):
     """A module admin of another account."""
     return Actor.for_member(other_admin)
+
+
+@pytest.fixture
+def committed(django_capture_on_commit_callbacks):
+    """Run what a write schedules for after its commit (promotion), as a real commit would:
+    ``committed(entry_store, actor=..., ...)``."""
+
+    def write(call, *args, **kwargs):
+        with django_capture_on_commit_callbacks(execute=True):
+            return call(*args, **kwargs)
+
+    return write

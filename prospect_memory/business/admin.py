@@ -14,9 +14,19 @@ from django.utils.html import format_html
 
 from outreach.access import Actor
 from outreach.errors import KitError
-from prospect_memory.business.models import Entry, EntryEvent, EntryVersion, EvictedEntry
+from prospect_memory.business.models import (
+    ConsolidationRun,
+    Entry,
+    EntryEvent,
+    EntryVersion,
+    EvictedEntry,
+)
 from prospect_memory.business.selectors import is_expired, retired
-from prospect_memory.business.services import entry_remove, eviction_restore
+from prospect_memory.business.services import (
+    entry_remove,
+    eviction_restore,
+    merge_undo_entry,
+)
 from prospect_memory.business.templatetags.business_format import pretty_json
 
 
@@ -110,7 +120,7 @@ class EntryAdmin(ReadOnlyAdmin):
     list_select_related = ["account", "member__user"]
     fields = _ENTRY_FIELDS
     readonly_fields = _ENTRY_FIELDS
-    actions = ["delete_entries"]
+    actions = ["delete_entries", "undo_merges"]
 
     @admin.display(description="Value")
     def decrypted_value(self, entry):
@@ -146,6 +156,22 @@ class EntryAdmin(ReadOnlyAdmin):
             self.message_user(request, f"{entry.key}: {error.message}", messages.ERROR)
             return False
         return True
+
+    def has_undo_merge_permission(self, request) -> bool:
+        return request.user.has_perm("business_memory.undo_merge_entry")
+
+    @admin.action(
+        description="Undo the merge of selected entries (consolidation)",
+        permissions=["undo_merge"],
+    )
+    def undo_merges(self, request, queryset):
+        for entry in queryset.select_related("account").filter(status=Entry.Status.MERGED):
+            try:
+                merge_undo_entry(actor=Actor.for_staff(request.user, entry.account), entry=entry)
+            except KitError as error:
+                self.message_user(request, f"{entry.key}: {error.message}", messages.ERROR)
+            else:
+                self.message_user(request, f"{entry.key} is an entry of its own again.")
 
     @admin.action(
         description="Delete selected entries (with an event each)", permissions=["delete"]
@@ -248,6 +274,17 @@ class EntryEventAdmin(ReadOnlyAdmin):
     search_fields = ["key", "actor", "=entry_id"]
     list_select_related = ["account"]
     date_hierarchy = "created_at"
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ConsolidationRun)
+class ConsolidationRunAdmin(ReadOnlyAdmin):
+    list_display = ["started_at", "account", "purged", "demoted", "merged", "finished_at"]
+    list_filter = ["account"]
+    list_select_related = ["account"]
+    date_hierarchy = "started_at"
 
     def has_delete_permission(self, request, obj=None):
         return False

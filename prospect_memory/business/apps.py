@@ -13,10 +13,15 @@ class BusinessMemoryConfig(AppConfig):
         "view_entryversion",
         "view_evictedentry",
         "restore_evictedentry",
+        "undo_merge_entry",
+        "view_consolidationrun",
         "view_entryevent",
     )
 
     def ready(self) -> None:
-        from prospect_memory.business import checks, mcp_tools  # noqa: F401  (registers the checks)
+        from prospect_memory.business import checks, health, mcp_tools  # noqa: F401  (checks)
+        from prospect_memory.core.health import register_health_section
+
+        register_health_section(health.section)
 
         mcp_tools.register()

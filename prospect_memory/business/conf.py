@@ -37,6 +37,12 @@ DEFAULTS: dict[str, Any] = {
     "SEARCH_MAX_DISTANCE": None,
     # Knowledge index (SPEC 13): account entries of at least this confidence are promoted.
     "PROMOTE_MIN_CONFIDENCE": 70,
+    # Consolidation (SPEC 13): an entry neither read nor written for IDLE_DAYS loses
+    # DEMOTE_POINTS of confidence per full period; two live entries of one layer and
+    # category within MERGE_DISTANCE (cosine) are merged.
+    "CONSOLIDATION_IDLE_DAYS": 30,
+    "CONSOLIDATION_DEMOTE_POINTS": 10,
+    "CONSOLIDATION_MERGE_DISTANCE": 0.10,
 }
 
 business_settings = AppSettings("BUSINESS_MEMORY", DEFAULTS)

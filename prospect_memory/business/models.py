@@ -37,6 +37,8 @@ class EntryStatus(models.TextChoices):
     LIVE = "live", "Live"
     EVICTED = "evicted", "Evicted (over capacity)"
     EXPIRED = "expired", "Expired"
+    #: Merged into another entry by consolidation: its key answers for that entry.
+    MERGED = "merged", "Merged (an alias)"
 
 
 class Strategy(models.TextChoices):
@@ -48,6 +50,9 @@ class Strategy(models.TextChoices):
     MAX = "max", "Keep the larger number"
     MIN = "min", "Keep the smaller number"
     RESTORE = "restore", "Restore of an earlier version"
+    DEMOTE = "demote", "Demoted by consolidation (unused)"
+    MERGE = "merge", "Merged into another entry by consolidation"
+    UNMERGE = "unmerge", "A merge undone"
 
 
 class Category(models.TextChoices):
@@ -131,18 +136,25 @@ class Entry(EmbeddedModel):
     expires_at = models.DateTimeField(null=True, blank=True)
     access_count = models.BigIntegerField(default=0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
+    #: The last read or write by a member or an agent (consolidation's own writes do not
+    #: count), and how many idle periods consolidation has charged since: together they
+    #: make demotion idempotent.
+    used_at = models.DateTimeField(default=timezone.now)
+    idle_periods_charged = models.PositiveSmallIntegerField(default=0)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.LIVE)
     #: When it left the live set (evicted or expired); kept RETIRED_KEEP_DAYS for restore.
     retired_at = models.DateTimeField(null=True, blank=True)
-    #: Set by consolidation: this key answers for another entry of its layer.
+    #: Set by consolidation (status ``merged``): this key answers for another entry of its
+    #: layer; the merge can be undone. Deleting that entry deletes its aliases.
     alias_of = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="aliases"
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="aliases"
     )
 
     value_json = SealedField("value_ciphertext")
 
     class Meta(EmbeddedModel.Meta):
         verbose_name_plural = "entries"
+        permissions = [("undo_merge_entry", "Can undo a merge made by consolidation")]
         ordering = ["-confidence", "key"]
         constraints = [
             *EmbeddedModel.Meta.constraints,
@@ -164,12 +176,20 @@ class Entry(EmbeddedModel):
             models.CheckConstraint(condition=Q(key__regex=KEY_PATTERN), name="entry_key_alphabet"),
             models.CheckConstraint(condition=Q(version__gte=1), name="entry_version_positive"),
             models.CheckConstraint(
-                condition=(Q(status=EntryStatus.LIVE) & Q(retired_at__isnull=True))
+                condition=(
+                    Q(status__in=[EntryStatus.LIVE, EntryStatus.MERGED])
+                    & Q(retired_at__isnull=True)
+                )
                 | (
                     Q(status__in=[EntryStatus.EVICTED, EntryStatus.EXPIRED])
                     & Q(retired_at__isnull=False)
                 ),
                 name="entry_retired_iff_not_live",
+            ),
+            models.CheckConstraint(
+                condition=Q(status=EntryStatus.MERGED, alias_of__isnull=False)
+                | (~Q(status=EntryStatus.MERGED) & Q(alias_of__isnull=True)),
+                name="entry_alias_iff_merged",
             ),
         ]
         indexes = [
@@ -263,6 +283,25 @@ class Promotion(models.Model):
         return f"promotion of entry {self.entry_id} at version {self.version}"
 
 
+class ConsolidationRun(models.Model):
+    """What one consolidation run did (or, dry, would do) in one account."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    dry_run = models.BooleanField(default=False)
+    purged = models.PositiveIntegerField(default=0)
+    demoted = models.PositiveIntegerField(default=0)
+    merged = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [models.Index(fields=["account", "-started_at"], name="consolidation_recent")]
+
+    def __str__(self) -> str:
+        return f"consolidation of account {self.account_id} at {self.started_at:%Y-%m-%d %H:%M}"
+
+
 class EvictedEntry(Entry):
     """Entries that left the live set (evicted or expired), for the admin's restore list."""
 
@@ -281,6 +320,9 @@ class EntryEvent(models.Model):
         EVICT = "evict", "Evict"
         RESTORE_VERSION = "restore_version", "Restore a version"
         RESTORE_EVICTION = "restore_eviction", "Restore an eviction"
+        DEMOTE = "demote", "Demote (consolidation)"
+        MERGE = "merge", "Merge (consolidation)"
+        UNMERGE = "unmerge", "Undo a merge"
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
     action = models.CharField(max_length=16, choices=Action.choices)

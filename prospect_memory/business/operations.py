@@ -33,6 +33,7 @@ from prospect_memory.business.services import (
     entry_store,
     eviction_restore,
     layer_role,
+    merge_undo,
     version_restore,
 )
 from prospect_memory.core import metering
@@ -129,6 +130,12 @@ def _restore_version(actor: Actor, arguments: dict) -> dict:
 def _evictions(actor: Actor, arguments: dict) -> dict:
     return payloads.evictions_data(
         evictions_list(actor=actor, layer=arguments.get("layer", Layer.ACCOUNT))
+    )
+
+
+def _undo_merge(actor: Actor, arguments: dict) -> dict:
+    return payloads.store_data(
+        merge_undo(actor=actor, key=arguments["key"], layer=arguments.get("layer", Layer.ACCOUNT))
     )
 
 
@@ -284,3 +291,18 @@ RESTORE_EVICTION = Operation(
 
 #: Served as MCP tools; the rest are REST only.
 MCP_OPERATIONS = (STORE, RECALL, LIST, SEARCH)
+
+UNDO_MERGE = Operation(
+    name="outreach_undo_business_memory_merge",
+    title="Undo a merge made by consolidation",
+    description=(
+        "The entry consolidation merged into another one (its key answered for that entry) "
+        "becomes an entry of its own again, with its own value, as a new version."
+    ),
+    input_schema=schemas.HISTORY_INPUT,
+    data_schema=schemas.STORE,
+    scope=scopes.WRITE,
+    role=_writer,
+    run=_undo_merge,
+    refusals=(NotFound, KeyTaken),
+)

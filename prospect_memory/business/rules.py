@@ -27,8 +27,14 @@ INT64 = (-(2**63), 2**63 - 1)
 #: The earliest extraction time taken (anything earlier is a mistake, and times before
 #: year 1 in UTC cannot even be stored).
 EARLIEST_EXTRACTION = datetime(1970, 1, 1, tzinfo=UTC)
-#: What a store may name as its strategy (a restore is not one).
-STORE_STRATEGIES = tuple(s for s in Strategy.values if s != Strategy.RESTORE)
+#: What a store may name as its strategy (the others say how a version came about).
+STORE_STRATEGIES = (
+    Strategy.OVERWRITE,
+    Strategy.APPEND,
+    Strategy.INCREMENT,
+    Strategy.MAX,
+    Strategy.MIN,
+)
 NUMERIC_STRATEGIES = (Strategy.INCREMENT, Strategy.MAX, Strategy.MIN)
 
 

@@ -190,6 +190,33 @@ def entry_for_actor(actor: Actor, *, layer: str, key: str) -> Entry:
     return entry
 
 
+def aliases_of(actor: Actor, entry_id: str) -> list[EntryView]:
+    """The entries consolidation merged into ``entry_id`` (one the actor may read)."""
+    rows = Entry.objects.filter(
+        account=actor.account, status=Entry.Status.MERGED, alias_of_id=entry_id
+    ).filter(_readable_layers(actor))
+    return [EntryView.of(e) for e in shown(rows).order_by("key")]
+
+
+def merged_for_actor(actor: Actor, *, layer: str, key: str) -> Entry:
+    """An entry of ``layer`` merged into another one, that the actor may read, or NotFound."""
+    problems = FieldProblems()
+    key = clean_key(key, problems)
+    rows = Entry.objects.filter(
+        account=actor.account, layer=layer, status=Entry.Status.MERGED, key=key
+    ).filter(_readable_layers(actor))
+    entry = None if problems.fields else shown(rows).select_related("alias_of").first()
+    if entry is None:
+        raise _not_found(layer, key)
+    return entry
+
+
+def _readable_layers(actor: Actor) -> Q:
+    """The account layer, and the actor's own."""
+    own = Q(layer=Layer.MEMBER, member=actor.member) if actor.member else Q(pk__in=[])
+    return Q(layer=Layer.ACCOUNT) | own
+
+
 def _not_found(layer: str, key: str) -> NotFound:
     shown_key = key[: business_settings.KEY_MAX_CHARS]
     return NotFound(
@@ -223,6 +250,9 @@ def _statements() -> dict[str, str]:
            e.access_count, e.last_accessed_at, e.written_by_label,
            (SELECT name FROM {application} WHERE id = e.oauth_application_id)"""  # noqa: S608
     compared = "e.embedding_status = %(ready)s AND e.embedding_model = %(model)s"
+    # A read is a use: it also resets the idle time consolidation demotes by.
+    counted = """access_count = e.access_count + 1, last_accessed_at = statement_timestamp(),
+           used_at = statement_timestamp(), idle_periods_charged = 0"""
     promotion = Promotion._meta.db_table
     promoted = """
            e.account_id = %(account)s AND e.status = %(live)s AND e.layer = %(account_layer)s
@@ -238,10 +268,26 @@ def _statements() -> dict[str, str]:
          LIMIT 1
     )
     UPDATE {entry} e
-       SET access_count = e.access_count + 1, last_accessed_at = statement_timestamp()
+       SET {counted}
       FROM found
      WHERE e.id = found.id AND {readable}
     RETURNING {returned}
+    """,  # noqa: S608  (names from the models, values are parameters)
+        # A key merged into another entry by consolidation answers for that entry.
+        "alias": f"""
+    WITH alias AS (
+        SELECT e.alias_of_id AS id, e.key AS alias_key FROM {entry} e
+         WHERE e.account_id = %(account)s AND e.status = %(merged)s AND e.key = %(key)s
+           AND ((%(shared)s AND e.layer = %(account_layer)s)
+                OR (e.layer = %(member_layer)s AND e.member_id = %(member)s))
+         ORDER BY e.layer = %(member_layer)s DESC
+         LIMIT 1
+    )
+    UPDATE {entry} e
+       SET {counted}
+      FROM alias
+     WHERE e.id = alias.id AND {readable}
+    RETURNING {returned}, alias.alias_key
     """,  # noqa: S608  (names from the models, values are parameters)
         "search": f"""
     WITH ranked AS (
@@ -258,7 +304,7 @@ def _statements() -> dict[str, str]:
            FOR NO KEY UPDATE OF e
     )
     UPDATE {entry} e
-       SET access_count = e.access_count + 1, last_accessed_at = statement_timestamp()
+       SET {counted}
       FROM locked
      WHERE e.id = locked.id AND {readable}
     RETURNING {returned}, locked.distance
@@ -324,10 +370,17 @@ def entry_recall(
     key = clean_key(key, problems)
     layer = _read_layer(layer, problems)
     problems.raise_if_any()
-    rows = run_one(_statements()["recall"], {**_readable(actor, layer), "key": key})
+    params = {**_readable(actor, layer), "key": key}
+    rows = run_one(_statements()["recall"], params)
+    alias = None
     if not rows:
-        return Recall(found=False, history=[] if include_history else None)
+        rows = run_one(_statements()["alias"], {**params, "merged": Entry.Status.MERGED})
+        if not rows:
+            return Recall(found=False, history=[] if include_history else None)
+        alias = rows[0][19]
     view = _view_from_row(rows[0])
+    if alias is not None:  # answered under the key asked, saying which entry it stands for
+        view.alias_of, view.key = view.key, alias
     history = entry_history_views(actor, view.id) if include_history else None
     return Recall(found=True, entry=view, history=history)
 
@@ -568,7 +621,10 @@ def _count_access(actor: Actor, views: list[EntryView]) -> None:
         # Locked in id order, like the search statement, so the two never deadlock.
         ids = list(rows.select_for_update(no_key=True).order_by("id").values_list("pk", flat=True))
         Entry.objects.filter(pk__in=ids).update(
-            access_count=F("access_count") + 1, last_accessed_at=now
+            access_count=F("access_count") + 1,
+            last_accessed_at=now,
+            used_at=now,
+            idle_periods_charged=0,
         )
     for view in views:
         view.access_count += 1

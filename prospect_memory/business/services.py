@@ -83,6 +83,20 @@ class StoreResult:
     previous_version: int
     evicted: list[dict] = field(default_factory=list)
 
+    @classmethod
+    def back(cls, entry: Entry, previous: int, evicted: list[Entry]) -> StoreResult:
+        """An entry brought back (a restore, an undone merge) and what made room for it."""
+        return cls(
+            entry=EntryView.of(entry),
+            created=False,
+            previous_version=previous,
+            evicted=_evicted(evicted),
+        )
+
+
+def _evicted(entries: list[Entry]) -> list[dict]:
+    return [{"key": e.key, "confidence": e.confidence} for e in entries]
+
 
 @dataclass
 class DeleteResult:
@@ -184,7 +198,7 @@ def _retire(entry: Entry, status: str, now) -> None:
     entry.save(update_fields=["status", "retired_at"])
 
 
-def _keep_version(entry: Entry) -> None:
+def keep_version(entry: Entry) -> None:
     """Snapshot the entry as it is before a change, and keep the newest versions only."""
     version = EntryVersion(
         account_id=entry.account_id,
@@ -239,10 +253,12 @@ def _make_room(actor: Actor, place: Place, now, *, keep_out: Entry | None = None
 
 
 def _write(entry: Entry, actor: Actor, now) -> None:
+    """Record who wrote the entry's new version, and that it was used."""
     entry.written_by = actor.member
     entry.written_by_label = actor.label
     entry.oauth_application = actor.oauth_application
-    entry.updated_at = now
+    entry.updated_at = entry.used_at = now
+    entry.idle_periods_charged = 0
 
 
 def _set_value(entry: Entry, text: str, embedding_text: str, was: str, embedded: Embedded):
@@ -306,6 +322,12 @@ def entry_store(
         lock_shelf(place)
         now = timezone.now()
         current = _live(place).select_for_update().filter(key=key).first()
+        alias = None
+        if current is None:
+            # A key merged into another entry writes that entry, as it reads it.
+            kept = _kept_for_alias(place, key)
+            if kept is not None:
+                alias, key, current = key, kept.key, kept
         if current is not None and is_expired(current):
             _retire(current, Entry.Status.EXPIRED, now)
             current = None
@@ -334,7 +356,7 @@ def entry_store(
             )
         else:
             entry = current
-            _keep_version(entry)
+            keep_version(entry)
             entry.version += 1
             entry.category = category or entry.category
             if confidence is not None:
@@ -356,11 +378,14 @@ def entry_store(
         if entry.embedding_status == pipeline.PENDING:
             pipeline.enqueue(ENTRIES, entry.pk)
         promotion.schedule([entry, *evicted])
+    view = EntryView.of(entry)
+    if alias is not None:
+        view.alias_of, view.key = view.key, alias
     return StoreResult(
-        entry=EntryView.of(entry),
+        entry=view,
         created=current is None,
         previous_version=found,
-        evicted=[{"key": e.key, "confidence": e.confidence} for e in evicted],
+        evicted=_evicted(evicted),
     )
 
 
@@ -398,6 +423,14 @@ def _version_mismatch(key: str, layer: str, expected: int, found: int) -> Versio
         f"and pass expected_version={found}.",
         details={"key": key, "layer": layer, "expected": expected, "current_version": found},
     )
+
+
+def _kept_for_alias(place: Place, key: str) -> Entry | None:
+    """The live entry ``key`` was merged into (locked), if it is an alias in ``place``."""
+    alias = _in(place).filter(status=Entry.Status.MERGED, key=key).first()
+    if alias is None:
+        return None
+    return unexpired(_live(place)).select_for_update().filter(pk=alias.alias_of_id).first()
 
 
 def _live_entry(place: Place, key: str) -> Entry:
@@ -487,7 +520,7 @@ def version_restore(
                 details={"layer": layer, "key": key, "version": version},
             )
         was = _embedding_text(entry)
-        _keep_version(entry)
+        keep_version(entry)
         previous = entry.version
         entry.version += 1
         entry.strategy = Strategy.RESTORE
@@ -532,24 +565,71 @@ def eviction_restore(*, actor: Actor, entry_id: object) -> StoreResult:
         entry.save(update_fields=["status", "retired_at", "expires_at"])
         _event(actor, EntryEvent.Action.RESTORE_EVICTION, entry)
         promotion.schedule([entry, *evicted])
-    return StoreResult(
-        entry=EntryView.of(entry),
-        created=False,
-        previous_version=previous,
-        evicted=[{"key": e.key, "confidence": e.confidence} for e in evicted],
-    )
+    return StoreResult.back(entry, previous, evicted)
+
+
+def merge_undo(*, actor: Actor, key: object, layer: object = Layer.ACCOUNT) -> StoreResult:
+    """Make an entry that consolidation merged into another one live again, with its own
+    value (a new version; the entry it had joined keeps everything written since)."""
+    problems = FieldProblems()
+    layer = clean_choice(layer, WRITABLE_LAYERS, "layer", problems)
+    key = clean_key(key, problems)
+    problems.raise_if_any()
+    require_layer_writer(actor, layer)
+    return _undo_merge(actor, Place.of(actor, layer), key)
+
+
+def merge_undo_entry(*, actor: Actor, entry: Entry) -> StoreResult:
+    """Kit staff undoing a merge in the admin, whoever's layer it is in."""
+    require_layer_writer(actor, entry.layer)
+    return _undo_merge(actor, Place.of_entry(entry), entry.key)
+
+
+def _undo_merge(actor: Actor, place: Place, key: str) -> StoreResult:
+    layer = place.layer
+    with transaction.atomic():
+        lock_shelf(place)
+        now = timezone.now()
+        entry = _in(place).select_for_update().filter(status=Entry.Status.MERGED, key=key).first()
+        if entry is None:
+            raise NotFound(
+                f"No {layer} entry {key!r} was merged into another one; the entry page of the "
+                "entry it joined lists its merges.",
+                details={"layer": layer, "key": key},
+            )
+        if unexpired(_live(place)).filter(key=key).exists():
+            raise KeyTaken(
+                f"The {layer} layer has a live entry {key!r} again; delete or rename it first, "
+                "then undo the merge.",
+                details={"layer": layer, "key": key},
+            )
+        evicted = _make_room(actor, place, now, keep_out=entry)
+        previous = entry.version
+        keep_version(entry)
+        entry.version += 1
+        entry.strategy = Strategy.UNMERGE
+        entry.status, entry.alias_of = Entry.Status.LIVE, None
+        _write(entry, actor, now)
+        entry.save()
+        _event(actor, EntryEvent.Action.UNMERGE, entry)
+        promotion.schedule([entry, *evicted])
+    return StoreResult.back(entry, previous, evicted)
 
 
 # --- purge -----------------------------------------------------------------------------------
 
 
-def retired_purge(*, now=None) -> int:
-    """Delete what left the memory (evicted or expired) over RETIRED_KEEP_DAYS ago."""
+def retired_purge(*, now=None, account=None, dry_run: bool = False) -> int:
+    """Delete what left the memory (evicted or expired) over RETIRED_KEEP_DAYS ago, in every
+    account or one; how many entries (``dry_run``: would be)."""
     since = (now or timezone.now()) - timedelta(days=business_settings.RETIRED_KEEP_DAYS)
+    rows = Entry.objects.all() if account is None else Entry.objects.filter(account=account)
     rows = (
-        retired(Entry.objects.all())
+        retired(rows)
         .annotate(left_at=Coalesce("retired_at", "expires_at"))
         .filter(left_at__lt=since)
     )
-    deleted, _ = Entry.objects.filter(pk__in=rows.values("pk")).delete()
-    return deleted
+    if dry_run:
+        return rows.count()
+    _, deleted = Entry.objects.filter(pk__in=rows.values("pk")).delete()
+    return deleted.get(Entry._meta.label, 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from prospect_memory.business.consolidation import accounts_to_consolidate, consolidate
 from prospect_memory.business.embeddings import ENTRIES, account_reembed
 from prospect_memory.business.promotion import promote, promotions_backfill
 from prospect_memory.business.services import retired_purge
@@ -44,3 +45,16 @@ def promote_entries(entry_ids: list[str]) -> dict[str, int]:
 def backfill_promotions(limit: int = 1000) -> dict[str, int]:
     """Promote what a lost task or a stopped worker missed; drop what no longer qualifies."""
     return promotions_backfill(limit=limit)
+
+
+@shared_task
+def consolidate_memory() -> dict[str, int]:
+    """Consolidate every account's business memory (purge, demote, merge, report)."""
+    totals = {"accounts": 0, "purged": 0, "demoted": 0, "merged": 0}
+    for account in accounts_to_consolidate():
+        report = consolidate(account=account)
+        totals["accounts"] += 1
+        totals["purged"] += report.purged
+        totals["demoted"] += len(report.demoted)
+        totals["merged"] += len(report.merged)
+    return totals

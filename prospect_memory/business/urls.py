@@ -23,6 +23,11 @@ urlpatterns = [
         name="business-version-restore",
     ),
     path(
+        "business-memory/<str:layer>/<str:key>/unmerge/",
+        views.merge_undo_page,
+        name="business-merge-undo",
+    ),
+    path(
         "business-memory/evictions/<uuid:entry_id>/restore/",
         views.eviction_restore_page,
         name="business-eviction-restore",

@@ -25,10 +25,12 @@ from prospect_memory.business.errors import ValueTooLarge, VersionMismatch
 from prospect_memory.business.models import KEY_HINT, Category, Layer
 from prospect_memory.business.selectors import (
     EntryView,
+    aliases_of,
     entry_for_actor,
     entry_history_views,
     evictions_list,
     live_entries,
+    merged_for_actor,
     retired_for_actor,
     shown,
 )
@@ -105,6 +107,7 @@ def entry_page(request, layer: str, key: str):
             "entry": entry,
             "value": pretty_json(entry.value),
             "changes": changes,
+            "aliases": aliases_of(actor, entry.id),
             "may_write": may_write_layer(actor, layer),
         },
     )
@@ -324,3 +327,23 @@ def eviction_restore_page(request, entry_id):
         )
         return redirect("business-entry", layer=evicted.layer, key=evicted.key)
     return render(request, "business_memory/restore_eviction.html", {"entry": evicted})
+
+
+@require_http_methods(["GET", "POST"])
+@member_required
+def merge_undo_page(request, layer: str, key: str):
+    actor = request.actor
+    try:
+        alias = EntryView.of(merged_for_actor(actor, layer=_layer(layer), key=key))
+    except NotFound:
+        raise Http404("No such merged entry in this account's business memory.") from None
+    require_layer_writer(actor, layer)
+    if request.method == "POST":
+        try:
+            perform(request, operations.UNDO_MERGE, key=alias.key, layer=layer)
+        except KitError as error:
+            messages.error(request, error.message)
+            return redirect("business-memory")
+        messages.success(request, f"{alias.key} is an entry of its own again.")
+        return redirect("business-entry", layer=layer, key=alias.key)
+    return render(request, "business_memory/undo_merge.html", {"entry": alias})

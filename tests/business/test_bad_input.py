@@ -56,6 +56,7 @@ def deep(levels: int):
         ({"layer": "team"}, 400, "validation_error", "layer"),
         ({"strategy": "merge"}, 400, "validation_error", "strategy"),
         ({"strategy": "restore"}, 400, "validation_error", "strategy"),
+        ({"strategy": "demote"}, 400, "validation_error", "strategy"),
         ({"expected_version": -1}, 400, "validation_error", "expected_version"),
         ({"expected_version": "1"}, 400, "validation_error", "expected_version"),
         ({"source": "crm"}, 400, "validation_error", "source"),

@@ -15,6 +15,11 @@ urlpatterns = [
         views.VersionRestoreApi.as_view(),
         name="api-business-version-restore",
     ),
+    path(
+        "entries/<str:key>/unmerge",
+        views.MergeUndoApi.as_view(),
+        name="api-business-entry-unmerge",
+    ),
     path("search", views.SearchApi.as_view(), name="api-business-search"),
     path("evictions", views.EvictionsApi.as_view(), name="api-business-evictions"),
     path(

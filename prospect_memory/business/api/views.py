@@ -49,3 +49,7 @@ class EvictionRestoreApi(OperationApi):
         operation_id="business_memory_restore_eviction",
         path=("entry_id",),
     )
+
+
+class MergeUndoApi(OperationApi):
+    post = serve(operations.UNDO_MERGE, operation_id="business_memory_undo_merge", path=("key",))

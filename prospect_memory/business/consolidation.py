@@ -1,0 +1,243 @@
+"""Consolidation (SPEC 13): a periodic job that keeps an account's business memory small and
+true. Per account, in order:
+
+1. purge: entries that left (evicted or expired) over RETIRED_KEEP_DAYS ago are deleted;
+2. demote: an entry neither read nor written for CONSOLIDATION_IDLE_DAYS loses
+   CONSOLIDATION_DEMOTE_POINTS of confidence for each full idle period, never below 0,
+   recorded as a version by "consolidation" (so it may leave the knowledge index);
+3. merge: two live entries of one layer and category within CONSOLIDATION_MERGE_DISTANCE
+   become one: the lower-confidence one turns into an alias of the other (its key then
+   answers for that entry), its own value kept, and the merge can be undone;
+4. record what it did (``ConsolidationRun``), shown on the memory health page.
+
+Idempotent: each entry remembers how many idle periods it has been charged since its last
+use, merged entries are no longer live, and purged ones are gone, so a second run changes
+nothing. Every change happens under its layer's shelf lock, like any other write, and
+prospect notes are never touched.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from outreach.models import Account
+from prospect_memory.business import promotion
+from prospect_memory.business.conf import business_settings
+from prospect_memory.business.models import ConsolidationRun, Entry, EntryEvent, Strategy
+from prospect_memory.business.selectors import unexpired
+from prospect_memory.business.services import (
+    Place,
+    keep_version,
+    lock_shelf,
+    retired_purge,
+)
+from prospect_memory.core import pipeline
+from prospect_memory.core.embeddings import get_provider
+
+#: Who a version or an event written by the job names.
+CONSOLIDATION = "consolidation"
+
+
+@dataclass
+class Report:
+    """What a run did (or, dry, would do) in one account."""
+
+    account: str
+    dry_run: bool
+    purged: int = 0
+    #: (key, layer, confidence before, after)
+    demoted: list[tuple[str, str, int, int]] = field(default_factory=list)
+    #: (alias key, kept key, layer, distance)
+    merged: list[tuple[str, str, str, float]] = field(default_factory=list)
+
+
+def consolidate(*, account: Account, dry_run: bool = False, now: datetime | None = None) -> Report:
+    """Run the four steps for ``account`` (``dry_run``: say what would change, change
+    nothing and record no run)."""
+    now = now or timezone.now()
+    report = Report(account=account.slug, dry_run=dry_run)
+    started = timezone.now()
+    report.purged = retired_purge(now=now, account=account, dry_run=dry_run)
+    for place in _places(account):
+        report.demoted += _demote(place, now, dry_run=dry_run)
+    for place in _places(account):
+        report.merged += _merge(place, now, dry_run=dry_run)
+    if not dry_run:
+        ConsolidationRun.objects.create(
+            account=account,
+            started_at=started,
+            finished_at=timezone.now(),
+            purged=report.purged,
+            demoted=len(report.demoted),
+            merged=len(report.merged),
+        )
+    return report
+
+
+def accounts_to_consolidate():
+    """Accounts with any business memory to look after."""
+    return Account.objects.filter(pk__in=Entry.objects.values("account_id").distinct()).order_by(
+        "pk"
+    )
+
+
+def _places(account: Account) -> list[Place]:
+    """Every layer of the account that holds live entries."""
+    layers = (
+        Entry.objects.filter(account=account, status=Entry.Status.LIVE)
+        .values_list("layer", "member_id")
+        .distinct()
+        .order_by("layer", "member_id")
+    )
+    return [Place(account.pk, layer, member_id) for layer, member_id in layers]
+
+
+def _live_in(place: Place):
+    return unexpired(
+        Entry.objects.filter(
+            account_id=place.account_id,
+            layer=place.layer,
+            member_id=place.member_id,
+            status=Entry.Status.LIVE,
+        )
+    )
+
+
+def _version_by_consolidation(entry: Entry, strategy: str, now: datetime) -> None:
+    """Keep the entry as it was, and make the change a new version written by the job (a
+    job's write is not a use: the idle time it measures goes on)."""
+    keep_version(entry)
+    entry.version += 1
+    entry.strategy = strategy
+    entry.written_by = None
+    entry.written_by_label = CONSOLIDATION
+    entry.oauth_application = None
+    entry.updated_at = now
+
+
+def _event(entry: Entry, action: str) -> None:
+    EntryEvent.objects.create(
+        account_id=entry.account_id,
+        action=action,
+        layer=entry.layer,
+        key=entry.key,
+        entry_id=entry.pk,
+        version=entry.version,
+        actor=CONSOLIDATION,
+    )
+
+
+# --- 2. demote -------------------------------------------------------------------------------
+
+
+def idle_periods(used_at: datetime, now: datetime) -> int:
+    """Full CONSOLIDATION_IDLE_DAYS periods between a last use and ``now``."""
+    period = timedelta(days=business_settings.CONSOLIDATION_IDLE_DAYS)
+    return max(math.floor((now - used_at) / period), 0)
+
+
+def _demote(place: Place, now: datetime, *, dry_run: bool) -> list[tuple[str, str, int, int]]:
+    period = timedelta(days=business_settings.CONSOLIDATION_IDLE_DAYS)
+    points = business_settings.CONSOLIDATION_DEMOTE_POINTS
+    demoted = []
+    with transaction.atomic():
+        if not dry_run:
+            lock_shelf(place)
+        for entry in _live_in(place).filter(used_at__lte=now - period).order_by("id"):
+            periods = idle_periods(entry.used_at, now)
+            due = periods - entry.idle_periods_charged
+            if due <= 0:
+                continue
+            before = entry.confidence
+            after = max(before - points * due, 0)
+            if after != before:
+                demoted.append((entry.key, entry.layer, before, after))
+            if dry_run:
+                continue
+            if after != before:
+                _version_by_consolidation(entry, Strategy.DEMOTE, now)
+                entry.confidence = after
+            entry.idle_periods_charged = periods
+            entry.save()
+            if after != before:
+                _event(entry, EntryEvent.Action.DEMOTE)
+                promotion.schedule([entry])
+    return demoted
+
+
+# --- 3. merge --------------------------------------------------------------------------------
+
+
+def _pairs(place: Place, model: str, distance: float) -> list[tuple[str, str, float]]:
+    """Live entries of the layer within ``distance`` of each other, same category, nearest
+    pairs first (one statement; a layer holds at most its capacity of entries)."""
+    table = Entry._meta.db_table
+    sql = f"""
+    WITH live AS (
+        SELECT id, category, embedding FROM {table}
+         WHERE account_id = %(account)s AND layer = %(layer)s
+           AND member_id IS NOT DISTINCT FROM %(member)s AND status = %(live)s
+           AND (expires_at IS NULL OR expires_at > now())
+           AND embedding_status = %(ready)s AND embedding_model = %(model)s
+    )
+    SELECT a.id::text, b.id::text, a.embedding <=> b.embedding AS distance
+      FROM live a JOIN live b ON a.id < b.id AND a.category = b.category
+     WHERE a.embedding <=> b.embedding <= %(distance)s
+     ORDER BY distance, a.id, b.id
+    """  # noqa: S608  (names from the models, values are parameters)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            {
+                "account": place.account_id,
+                "layer": place.layer,
+                "member": place.member_id,
+                "live": Entry.Status.LIVE,
+                "ready": pipeline.READY,
+                "model": model,
+                "distance": distance,
+            },
+        )
+        return cursor.fetchall()
+
+
+def _keeps(a: Entry, b: Entry) -> tuple[Entry, Entry]:
+    """Which of two entries stays (the other becomes its alias): the higher confidence,
+    then the more used, then the older."""
+    kept = min((a, b), key=lambda e: (-e.confidence, -e.access_count, e.created_at, e.key))
+    return kept, (b if kept is a else a)
+
+
+def _merge(place: Place, now: datetime, *, dry_run: bool) -> list[tuple[str, str, str, float]]:
+    merged = []
+    distance = business_settings.CONSOLIDATION_MERGE_DISTANCE
+    with transaction.atomic():
+        if not dry_run:
+            lock_shelf(place)
+        pairs = _pairs(place, get_provider().model, distance)
+        if not pairs:
+            return merged
+        ids = {i for a, b, _ in pairs for i in (a, b)}
+        entries = {str(e.pk): e for e in Entry.objects.filter(pk__in=ids).order_by("id")}
+        taken: set[str] = set()  # each entry takes part in one merge per run
+        for a, b, gap in pairs:
+            if a in taken or b in taken:
+                continue
+            taken |= {a, b}
+            kept, alias = _keeps(entries[a], entries[b])
+            merged.append((alias.key, kept.key, place.layer, round(float(gap), 4)))
+            if dry_run:
+                continue
+            # Entries that answered for the alias now answer for the entry it joins.
+            Entry.objects.filter(alias_of=alias).update(alias_of=kept)
+            _version_by_consolidation(alias, Strategy.MERGE, now)
+            alias.status, alias.alias_of = Entry.Status.MERGED, kept
+            alias.save()
+            _event(alias, EntryEvent.Action.MERGE)
+            promotion.schedule([alias])
+    return merged

@@ -1,0 +1,56 @@
+"""Business memory's section of the memory health page (SPEC 13): the account layer's
+entries by category, their average confidence, how many are in the knowledge index and how
+far promotion lags, how many went unused for a period, and the last consolidation run.
+
+Members' own contexts are not counted: they are theirs alone, even in totals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db.models import Avg, Count
+from django.utils import timezone
+
+from prospect_memory.business.conf import business_settings
+from prospect_memory.business.models import Category, ConsolidationRun, Entry, Layer, Promotion
+from prospect_memory.business.promotion import PromotionLag, promotion_lag, qualifying
+from prospect_memory.business.selectors import unexpired
+from prospect_memory.core.health import HealthSection
+
+
+@dataclass(frozen=True)
+class BusinessHealth:
+    by_category: list[tuple[str, int]]
+    entries: int
+    average_confidence: float | None
+    promoted: int
+    lag: PromotionLag
+    unused: int
+    idle_days: int
+    last_run: ConsolidationRun | None
+
+
+def business_health(account) -> BusinessHealth:
+    shared = unexpired(
+        Entry.objects.filter(account=account, layer=Layer.ACCOUNT, status=Entry.Status.LIVE)
+    )
+    counts = dict(shared.values_list("category").annotate(n=Count("pk")).order_by())
+    idle_days = business_settings.CONSOLIDATION_IDLE_DAYS
+    return BusinessHealth(
+        by_category=[(label, counts.get(value, 0)) for value, label in Category.choices],
+        entries=sum(counts.values()),
+        average_confidence=shared.aggregate(avg=Avg("confidence"))["avg"],
+        promoted=Promotion.objects.filter(
+            account=account, entry__in=qualifying(Entry.objects.filter(account=account))
+        ).count(),
+        lag=promotion_lag(account=account),
+        unused=shared.filter(used_at__lt=timezone.now() - timedelta(days=idle_days)).count(),
+        idle_days=idle_days,
+        last_run=ConsolidationRun.objects.filter(account=account).first(),
+    )
+
+
+def section(account) -> HealthSection:
+    return HealthSection("business_memory/_health.html", {"health": business_health(account)})

@@ -1,0 +1,31 @@
+"""Sections other memories add to the memory health page, without the page importing them.
+
+The page (``prospect_memory.views.health_page``) renders its own figures, then each
+registered section: a template and its context, built for the account being looked at.
+A memory registers its section at ``ready()``, as it registers its MCP tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class HealthSection:
+    template: str
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+_builders: list[Callable[[Any], HealthSection]] = []
+
+
+def register_health_section(build: Callable[[Any], HealthSection]) -> None:
+    """Add a section, built with the account (``build(account)``), to the health page."""
+    if build not in _builders:
+        _builders.append(build)
+
+
+def health_sections(account) -> list[HealthSection]:
+    return [build(account) for build in _builders]

@@ -1,0 +1,215 @@
+"""Consolidation (SPEC 13) with a fixed clock: purge, demotion arithmetic, merges into
+aliases and their undo, idempotence, the run report, and the command."""
+
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from prospect_memory.business.consolidation import consolidate
+from prospect_memory.business.errors import KeyTaken
+from prospect_memory.business.models import ConsolidationRun, Entry, EntryVersion, Promotion
+from prospect_memory.business.selectors import entries_list, entry_recall
+from prospect_memory.business.services import entry_store, merge_undo
+
+pytestmark = pytest.mark.django_db
+
+NOW = timezone.now()
+
+
+def idle(key: str, days: float) -> None:
+    Entry.objects.filter(key=key).update(used_at=NOW - timedelta(days=days))
+
+
+def confidence(key: str) -> int:
+    return Entry.objects.get(key=key).confidence
+
+
+@pytest.mark.parametrize(
+    ("days", "before", "after"),
+    [(29, 80, 80), (30, 80, 70), (60, 80, 60), (95, 80, 50), (95, 15, 0), (400, 80, 0)],
+)
+def test_demotion_is_10_points_per_full_30_idle_days(admin_actor, days, before, after):
+    entry_store(actor=admin_actor, key="pattern", value={"n": 1}, confidence=before)
+    idle("pattern", days)
+    report = consolidate(account=admin_actor.account, now=NOW)
+    assert confidence("pattern") == after
+    assert len(report.demoted) == (before != after)
+    # A second run changes nothing.
+    assert consolidate(account=admin_actor.account, now=NOW).demoted == []
+    assert confidence("pattern") == after
+
+
+def test_a_demotion_is_a_version_by_consolidation_and_the_next_period_counts_on(admin_actor):
+    entry_store(actor=admin_actor, key="pattern", value={"n": 1}, confidence=80)
+    idle("pattern", 35)
+    consolidate(account=admin_actor.account, now=NOW)
+    entry = Entry.objects.get(key="pattern")
+    assert (entry.version, entry.strategy, entry.written_by_label) == (2, "demote", "consolidation")
+    assert EntryVersion.objects.get(entry=entry).confidence == 80
+    # The job's own write is not a use: 25 days later (60 idle) one more period is due.
+    consolidate(account=admin_actor.account, now=NOW + timedelta(days=25))
+    assert confidence("pattern") == 60
+    # A read is a use: the idle time starts again.
+    entry_recall(actor=admin_actor, key="pattern")
+    consolidate(account=admin_actor.account, now=timezone.now() + timedelta(days=29))
+    assert confidence("pattern") == 60
+
+
+def test_a_demotion_below_70_takes_an_entry_out_of_the_knowledge_index(admin_actor, committed):
+    committed(entry_store, actor=admin_actor, key="rule", value={"n": 1}, confidence=75)
+    assert Promotion.objects.count() == 1
+    idle("rule", 31)
+    committed(consolidate, account=admin_actor.account, now=NOW)
+    assert confidence("rule") == 65
+    assert Promotion.objects.count() == 0
+
+
+def test_near_identical_entries_merge_into_an_alias_and_the_merge_is_undone(admin_actor):
+    rule = {"rule": "Enterprise deals need a champion and a security review first"}
+    entry_store(actor=admin_actor, key="rule:enterprise", value=rule, confidence=90)
+    entry_store(actor=admin_actor, key="rule:enterprise_deals", value=rule, confidence=60)
+    entry_store(actor=admin_actor, key="rule:pricing", value={"rule": "Annual plans only"})
+    entry_store(  # the same value in another category stays apart
+        actor=admin_actor, key="outcome:enterprise", value=rule, category="outcome"
+    )
+    report = consolidate(account=admin_actor.account, now=NOW)
+    assert [(a, k) for a, k, _, _ in report.merged] == [
+        ("rule:enterprise_deals", "rule:enterprise")
+    ]
+    alias = Entry.objects.get(key="rule:enterprise_deals")
+    assert (alias.status, alias.alias_of.key, alias.strategy) == (
+        "merged",
+        "rule:enterprise",
+        "merge",
+    )
+    assert alias.value == rule  # its own value is kept
+    # Its key answers for the entry it joined; lists show that entry once.
+    recall = entry_recall(actor=admin_actor, key="rule:enterprise_deals")
+    assert (recall.entry.key, recall.entry.alias_of) == ("rule:enterprise_deals", "rule:enterprise")
+    assert recall.entry.confidence == 90
+    listed = [e.key for e in entries_list(actor=admin_actor).entries]
+    assert "rule:enterprise_deals" not in listed
+    # A second run changes nothing.
+    assert consolidate(account=admin_actor.account, now=NOW).merged == []
+    # Writing the alias key writes the entry it stands for.
+    stored = entry_store(
+        actor=admin_actor, key="rule:enterprise_deals", value=rule, expected_version=1
+    )
+    assert (stored.entry.key, stored.entry.alias_of, stored.entry.version) == (
+        "rule:enterprise_deals",
+        "rule:enterprise",
+        2,
+    )
+    undone = merge_undo(actor=admin_actor, key="rule:enterprise_deals")
+    assert (undone.entry.key, undone.entry.version, undone.entry.confidence) == (
+        "rule:enterprise_deals",
+        3,
+        60,
+    )
+    assert Entry.objects.get(key="rule:enterprise_deals").status == "live"
+    assert entry_recall(actor=admin_actor, key="rule:enterprise_deals").entry.alias_of is None
+
+
+def test_an_undo_over_a_key_written_again_is_refused(admin_actor):
+    rule = {"rule": "Enterprise deals need a champion"}
+    entry_store(actor=admin_actor, key="a", value=rule, confidence=90)
+    entry_store(actor=admin_actor, key="b", value=rule, confidence=50, layer="account")
+    consolidate(account=admin_actor.account, now=NOW)
+    Entry.objects.filter(key="a").update(status="evicted", retired_at=NOW)  # a is gone
+    entry_store(actor=admin_actor, key="b", value={"new": True})  # b is a key of its own again
+    with pytest.raises(KeyTaken):
+        merge_undo(actor=admin_actor, key="b")
+
+
+def test_member_entries_merge_only_with_the_same_members(admin_actor, member_actor):
+    note = {"signature": "Best, Sam"}
+    entry_store(actor=member_actor, key="signature", value=note, layer="member", confidence=90)
+    entry_store(actor=member_actor, key="signatures", value=note, layer="member", confidence=40)
+    entry_store(actor=admin_actor, key="signature", value=note, layer="member", confidence=40)
+    report = consolidate(account=admin_actor.account, now=NOW)
+    assert [(a, k, layer) for a, k, layer, _ in report.merged] == [
+        ("signatures", "signature", "member")
+    ]
+    assert Entry.objects.get(key="signature", member=admin_actor.member).status == "live"
+
+
+def test_purge_removes_what_left_over_30_days_ago(admin_actor, capacity):
+    capacity(ACCOUNT_CAPACITY=1)
+    entry_store(actor=admin_actor, key="old", value=1, confidence=1)
+    entry_store(actor=admin_actor, key="new", value=2, confidence=2)  # evicts old
+    Entry.objects.filter(key="old").update(retired_at=NOW - timedelta(days=31))
+    assert consolidate(account=admin_actor.account, now=NOW).purged == 1
+    assert not Entry.objects.filter(key="old").exists()
+
+
+def test_a_dry_run_changes_nothing_and_a_run_is_recorded(admin_actor, other_admin):
+    entry_store(actor=admin_actor, key="pattern", value={"n": 1}, confidence=80)
+    idle("pattern", 61)
+    dry = consolidate(account=admin_actor.account, dry_run=True, now=NOW)
+    assert dry.demoted == [("pattern", "account", 80, 60)]
+    assert confidence("pattern") == 80
+    assert not ConsolidationRun.objects.exists()
+    consolidate(account=admin_actor.account, now=NOW)
+    run = ConsolidationRun.objects.get()
+    assert (run.account, run.demoted, run.merged, run.purged) == (admin_actor.account, 1, 0, 0)
+
+
+def test_the_command_consolidates_one_account_or_every_one(admin_actor, rival_actor, capsys):
+    for actor in (admin_actor, rival_actor):
+        entry_store(actor=actor, key="pattern", value={"n": 1}, confidence=80)
+    Entry.objects.update(used_at=timezone.now() - timedelta(days=31))
+    call_command("consolidate_memory", "--account", admin_actor.account.slug, "--dry-run")
+    assert "would purge 0, demote 1, merge 0" in capsys.readouterr().out
+    assert set(Entry.objects.values_list("confidence", flat=True)) == {80}
+    call_command("consolidate_memory")
+    assert set(Entry.objects.values_list("confidence", flat=True)) == {70}
+    assert ConsolidationRun.objects.count() == 2
+
+
+@pytest.fixture
+def merged(admin_actor):
+    rule = {"rule": "Enterprise deals need a champion and a security review first"}
+    entry_store(actor=admin_actor, key="rule:enterprise", value=rule, confidence=90)
+    entry_store(actor=admin_actor, key="rule:enterprise_deals", value=rule, confidence=60)
+    consolidate(account=admin_actor.account, now=NOW)
+    return Entry.objects.get(key="rule:enterprise_deals")
+
+
+def test_a_merge_is_undone_over_rest(merged, client, bearer):
+    url = "/api/v1/business-memory/entries/rule:enterprise_deals/unmerge"
+    response = client.post(url, "{}", content_type="application/json", **bearer)
+    assert response.status_code == 200, response.content
+    assert response.json()["data"]["entry"]["key"] == "rule:enterprise_deals"
+    again = client.post(url, "{}", content_type="application/json", **bearer)
+    assert again.json()["error"]["code"] == "not_found"
+
+
+def test_a_merge_is_undone_from_the_page_by_a_module_admin_only(merged, module_admin, member):
+    from tests.business.test_pages import browser, post
+
+    page = browser(module_admin).get("/business-memory/account/rule:enterprise/").content.decode()
+    assert "/business-memory/account/rule:enterprise_deals/unmerge/" in page
+    path = "/business-memory/account/rule:enterprise_deals/unmerge/"
+    assert post(browser(member), path, {}).status_code == 403
+    assert post(browser(module_admin), path, {}).status_code == 302
+    assert Entry.objects.get(pk=merged.pk).status == "live"
+
+
+def test_a_merge_is_undone_in_the_admin_under_its_permission(merged):
+    from tests.business.test_admin import staff
+
+    action = {"action": "undo_merges", "_selected_action": [str(merged.pk)]}
+    staff("view_entry").post("/admin/business_memory/entry/", action)
+    assert Entry.objects.get(pk=merged.pk).status == "merged"
+    staff("view_entry", "undo_merge_entry").post("/admin/business_memory/entry/", action)
+    assert Entry.objects.get(pk=merged.pk).status == "live"
+
+
+def test_the_health_page_shows_the_business_figures_and_the_last_run(merged, module_admin):
+    from tests.business.test_pages import browser
+
+    page = browser(module_admin).get("/health/").content.decode()
+    assert "Business memory" in page
+    assert "1 merged" in page
