@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
+from django.core.exceptions import TooManyFieldsSent
 from django.db import InterfaceError, OperationalError, close_old_connections
 from django.http import JsonResponse
 
@@ -45,7 +47,7 @@ class DatabaseUnavailableMiddleware:
 
 class RejectNulBytesMiddleware:
     """A NUL byte in the address, a query string or a form field is a 400 before any view
-    reads it.
+    reads it, as is a query string or form of more fields than Django reads.
 
     PostgreSQL cannot store NUL in text, so such a value would otherwise fail deep inside a
     query (the OAuth endpoints look clients and codes up by the values they are sent).
@@ -56,24 +58,32 @@ class RejectNulBytesMiddleware:
 
     def __call__(self, request):
         if "\x00" in request.path:
-            return self._refusal(request, "(address)")
-        fields = [request.GET]
-        if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
-            fields.append(request.POST)
+            return self._refusal(request, "(address)", "The address contains a NUL byte")
+        try:
+            fields = [request.GET]
+            if request.content_type in (
+                "application/x-www-form-urlencoded",
+                "multipart/form-data",
+            ):
+                fields.append(request.POST)
+        except TooManyFieldsSent:
+            most = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+            return self._refusal(request, "(fields)", f"The request has over {most:,} fields")
         for data in fields:
             for key, values in data.lists():
                 if "\x00" in key or any("\x00" in value for value in values):
-                    return self._refusal(request, key)
+                    return self._refusal(
+                        request, key, f"The field {key[:40]!r} contains a NUL byte"
+                    )
         return self.get_response(request)
 
     @staticmethod
-    def _refusal(request, key: str) -> JsonResponse:
-        where = "address" if key == "(address)" else f"field {key[:40]!r}"
-        message = f"The {where} contains a NUL byte; remove it and try again."
+    def _refusal(request, field: str, problem: str) -> JsonResponse:
+        message = f"{problem}; remove it and try again."
         if request.path.startswith(("/o/", "/.well-known/")):
             # OAuth endpoints answer in RFC 6749's error shape.
             body = {"error": "invalid_request", "error_description": message}
         else:
-            details = {"fields": {key[:40]: ["contains a NUL byte"]}}
+            details = {"fields": {field[:40]: [problem]}}
             body = {"error": {"code": "validation_error", "message": message, "details": details}}
         return JsonResponse(body, status=400)

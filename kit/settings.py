@@ -322,10 +322,6 @@ CELERY_BEAT_SCHEDULE = {
         "task": "prospect_memory.business.tasks.consolidate_memory",
         "schedule": 24 * 3600.0,
     },
-    "business-memory-purge-retired-entries": {
-        "task": "prospect_memory.business.tasks.purge_retired_entries",
-        "schedule": 3600.0,
-    },
 }
 
 # --- Prospect memory ----------------------------------------------------------------------

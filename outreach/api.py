@@ -38,6 +38,7 @@ from outreach.errors import (
     KitError,
     NotFound,
     Unauthenticated,
+    ValidationFailed,
 )
 from outreach.guides import WRITING_GUIDE
 from outreach.oauth import API_PATH, BearerGrant, authenticate_bearer, bearer_challenge
@@ -134,12 +135,18 @@ def envelope(schema: dict) -> dict:
 
 def _query_arguments(params, name: str, schema: dict) -> Any:
     """An argument from the query string: an array from each of its values (``?kinds=a&kinds=b``,
-    or ``?kinds=a,b``), anything else from the last."""
+    or ``?kinds=a,b``), anything else from its one value (given twice, it is refused: a proxy
+    reading the first and Kit the last would see two different requests)."""
+    values = params.getlist(name)
     if schema.get("type") == "array":
         items = schema.get("items", {})
-        values = [part for value in params.getlist(name) for part in value.split(",")]
-        return [_query_value(value, items) for value in values]
-    return _query_value(params[name], schema)
+        return [_query_value(part, items) for value in values for part in value.split(",")]
+    if len(values) > 1:
+        raise ValidationFailed(
+            f"{name} is given {len(values)} times; give it once.",
+            details={"fields": {name: ["given more than once"]}},
+        )
+    return _query_value(values[0], schema)
 
 
 def _query_value(value: str, schema: dict) -> Any:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -37,6 +38,9 @@ from outreach.ratelimit import RateLimited, write_allowed
 
 #: Longest schema message quoted back to a caller.
 _MESSAGE_CHARS = 300
+#: Most schema problems reported for one call (an array of 100,000 bad items is one problem
+#: said 20 times and "and more", not a 17 MB answer).
+_PROBLEMS_MAX = 20
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,11 @@ class Operation:
             return {"(arguments)": ["the arguments must be a JSON object"]}
         allowed = sorted(self.input_schema.get("properties", {}))
         problems: dict[str, list[str]] = {}
-        for error in sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path)):
+        found = list(islice(self._validator.iter_errors(arguments), _PROBLEMS_MAX + 1))
+        if len(found) > _PROBLEMS_MAX:
+            found = found[:_PROBLEMS_MAX]
+            problems["(arguments)"] = [f"more than {_PROBLEMS_MAX} problems; the first follow"]
+        for error in sorted(found, key=lambda e: [str(p) for p in e.path]):
             where = ".".join(str(p) for p in error.path) or "(arguments)"
             if error.validator == "additionalProperties":
                 unknown = sorted(set(arguments) - set(allowed))

@@ -31,11 +31,13 @@ from psycopg import pq
 Params = Mapping[str, Any] | Sequence[Any] | None
 
 
-def run(*statements: tuple[str, Params]) -> list[list[tuple] | None]:
+def run(*statements: tuple[str, Params], prepare: bool = True) -> list[list[tuple] | None]:
     """Execute ``(sql, params)`` pairs in order in one round trip; rows of each.
 
     A statement that returns no rows (an INSERT, ``BEGIN``) gives ``None``. Statements
-    without parameters are sent as they are; the others are prepared and reused.
+    without parameters are sent as they are; the others are prepared and reused, unless
+    ``prepare`` is false: then each is planned for its values (a plan that depends on them,
+    such as whether an index serves this account, must not be reused for another).
     """
     with connection.cursor() as wrapper, connection.wrap_database_errors:
         raw = wrapper.cursor.connection
@@ -43,11 +45,13 @@ def run(*statements: tuple[str, Params]) -> list[list[tuple] | None]:
         try:
             if len(statements) == 1:
                 (sql, params), cursor = statements[0], cursors[0]
-                cursor.execute(sql, params, prepare=params is not None, binary=True)
+                cursor.execute(sql, params, prepare=prepare and params is not None, binary=True)
             else:
                 with raw.pipeline():
                     for (sql, params), cursor in zip(statements, cursors, strict=True):
-                        cursor.execute(sql, params, prepare=params is not None, binary=True)
+                        cursor.execute(
+                            sql, params, prepare=prepare and params is not None, binary=True
+                        )
             return [cursor.fetchall() if _has_rows(cursor) else None for cursor in cursors]
         finally:
             for cursor in cursors:

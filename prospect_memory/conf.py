@@ -43,6 +43,16 @@ DEFAULTS: dict[str, Any] = {
     "LIST_PAGE_SIZE": 20,
     "LIST_PAGE_SIZE_MAX": 100,
     "LIST_PAGE_MAX": 1_000_000,
+    # The notes' nearest-neighbour index (pgvector HNSW) for knowledge search: accounts with
+    # more active notes than KNOWLEDGE_EXACT_MAX_NOTES are searched through it (fewer are
+    # compared exactly, which bench/knowledge_bench.py measured as fast as the index at the
+    # recall it needs, up to 20,000 notes); its build parameters, the memory a build may
+    # take, and how many candidates a search keeps (400: recall@10 of 0.95 measured).
+    "KNOWLEDGE_EXACT_MAX_NOTES": 25_000,
+    "KNOWLEDGE_INDEX_M": 16,
+    "KNOWLEDGE_INDEX_EF_CONSTRUCTION": 64,
+    "KNOWLEDGE_INDEX_BUILD_MEMORY_MB": 1024,
+    "KNOWLEDGE_INDEX_EF_SEARCH": 400,
 }
 
 

@@ -123,6 +123,11 @@ class Note(EmbeddedModel):
                 name="note_embedding_backlog",
                 condition=~Q(embedding_status=EmbeddingStatus.READY),
             ),
+            # Knowledge search counts an account's notes not compared from this alone.
+            models.Index(
+                fields=["account", "status", "embedding_status", "embedding_model"],
+                name="note_account_embedding",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -12,6 +12,7 @@ from datetime import date, datetime
 from functools import cache
 
 from django.contrib.auth import get_user_model
+from django.db.models import Sum
 from oauth2_provider.models import get_application_model
 
 from outreach.access import Actor, require_outreach
@@ -28,6 +29,7 @@ from prospect_memory.core.vectors import distance_to
 from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import NotFound
 from prospect_memory.models import Compaction, Dossier, Note
+from prospect_memory.note_index import index_ready, indexed_expression
 from prospect_memory.payloads import note_data
 from prospect_memory.rules import (
     StopReason,
@@ -90,32 +92,47 @@ def _recall_statements() -> tuple[str, str]:
     return notes, pairs
 
 
-@cache
-def _nearest_statements() -> tuple[str, str]:
-    """The account's active notes nearest a vector (optionally of one domain), and how many
-    could not be compared (no vector yet, or another model's)."""
+def _nearest_notes(candidates: str) -> str:
+    """The notes of ``candidates`` (a statement giving ``id`` and ``distance``, nearest
+    first, at most ``limit``), read with their company and who wrote them."""
     note, dossier = Note._meta.db_table, Dossier._meta.db_table
     member, user = Member._meta.db_table, get_user_model()._meta.db_table
     application = get_application_model()._meta.db_table
     username = get_user_model().USERNAME_FIELD
-    notes = f"{note} n JOIN {dossier} d ON d.id = n.dossier_id AND d.account_id = n.account_id"
-    active = """n.account_id = %(account)s AND n.status = %(active)s
-       AND (%(domain)s::text IS NULL OR d.domain = %(domain)s::text)"""
-    compared = "n.embedding_status = %(ready)s AND n.embedding_model = %(model)s"
     # NoteView.from_row reads the first columns; then the domain and the distance.
-    nearest = f"""
+    return f"""
+    WITH nearest AS MATERIALIZED ({candidates})
     SELECT n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
-           n.observed_at, n.created_at, u.{username}, a.name,
-           d.domain, n.embedding <=> %(vector)s::vector AS distance
-      FROM {notes}
+           n.observed_at, n.created_at, u.{username}, a.name, d.domain, nearest.distance
+      FROM nearest
+      JOIN {note} n ON n.id = nearest.id
+      JOIN {dossier} d ON d.id = n.dossier_id AND d.account_id = n.account_id
       LEFT JOIN {member} m ON m.id = n.member_id
       LEFT JOIN {user} u ON u.id = m.user_id
       LEFT JOIN {application} a ON a.id = n.oauth_application_id
-     WHERE {active} AND {compared}
-     ORDER BY distance, n.id
-     LIMIT %(limit)s
-    """  # noqa: S608
-    not_compared = f"SELECT count(*) FROM {notes} WHERE {active} AND NOT ({compared})"  # noqa: S608
+     ORDER BY nearest.distance, n.id
+    """  # noqa: S608  (names from the models, values are parameters)
+
+
+@cache
+def _nearest_statements() -> tuple[str, str]:
+    """The account's active notes nearest a vector, every one compared (optionally of one
+    company), and how many could not be compared (no vector of this model yet)."""
+    note, dossier = Note._meta.db_table, Dossier._meta.db_table
+    active = f"""n.account_id = %(account)s AND n.status = %(active)s
+       AND (%(domain)s::text IS NULL OR n.dossier_id IN (
+            SELECT id FROM {dossier}
+             WHERE account_id = %(account)s AND domain = %(domain)s::text))"""  # noqa: S608
+    compared = "n.embedding_status = %(ready)s AND n.embedding_model = %(model)s"
+    nearest = _nearest_notes(
+        f"""
+        SELECT n.id, n.embedding <=> %(vector)s::vector AS distance
+          FROM {note} n
+         WHERE {active} AND {compared}
+         ORDER BY distance, n.id
+         LIMIT %(limit)s"""  # noqa: S608
+    )
+    not_compared = f"SELECT count(*) FROM {note} n WHERE {active} AND NOT ({compared})"  # noqa: S608
     return nearest, not_compared
 
 
@@ -127,12 +144,56 @@ class NearNotes:
     not_compared: int
 
 
+#: Filtered HNSW scans go on until enough rows of the account are found (pgvector 0.8).
+_ITERATIVE_SCAN = "SET hnsw.iterative_scan = relaxed_order"
+_EF_SEARCH = "SET hnsw.ef_search = {ef_search}"
+
+
+@cache
+def _indexed_statement(model: str, dimensions: int) -> str:
+    """Nearest notes through ``model``'s HNSW index (``note_index``): the statement names
+    the index's expression and its predicate literally, so the planner can use it; the
+    scan goes on until the account filter has found enough rows."""
+    expression = indexed_expression(dimensions, table_alias="n")
+    literal = "'" + model.replace("'", "''") + "'"
+    return _nearest_notes(
+        f"""
+        SELECT n.id, {expression} <=> %(vector)s::vector({int(dimensions)}) AS distance
+          FROM {Note._meta.db_table} n
+         WHERE n.account_id = %(account)s AND n.status = 'active'
+           AND n.embedding_status = 'ready' AND n.embedding_model = {literal}
+         ORDER BY {expression} <=> %(vector)s::vector({int(dimensions)})
+         LIMIT %(limit)s"""  # noqa: S608  (names from the models, the model's name quoted)
+    )
+
+
+def _account_note_count(actor: Actor) -> int:
+    return (
+        Dossier.objects.filter(account=actor.account).aggregate(n=Sum("active_note_count"))["n"]
+        or 0
+    )
+
+
 def notes_nearest(
     *, actor: Actor, vector: list[float] | None, model: str, domain: str | None, limit: int
 ) -> NearNotes:
     """The account's active notes nearest ``vector`` (a query's, of ``model``); without a
-    vector, none, and every note counted as not compared."""
+    vector, none, and every note counted as not compared.
+
+    Exact (every candidate compared) for a search within one company, for accounts of up to
+    KNOWLEDGE_EXACT_MAX_NOTES notes and for a model without a valid index; through the
+    model's HNSW index otherwise (``note_index``).
+    """
     nearest, not_compared = _nearest_statements()
+    dimensions = len(vector) if vector is not None else 0
+    indexed = (
+        vector is not None
+        and domain is None
+        and _account_note_count(actor) > app_settings.KNOWLEDGE_EXACT_MAX_NOTES
+        and index_ready(model)
+    )
+    if indexed:
+        nearest = _indexed_statement(model, dimensions)
     params = {
         "account": actor.account.pk,
         "active": Note.Status.ACTIVE,
@@ -143,10 +204,17 @@ def notes_nearest(
     if vector is None:
         ((count,),) = run_one(not_compared, params)
         return NearNotes(found=[], not_compared=count)
-    rows, ((count,),) = run(
+    statements = [
         (nearest, {**params, "vector": "[" + ",".join(map(str, vector)) + "]", "limit": limit}),
         (not_compared, params),
-    )
+    ]
+    if indexed:  # the session's index scan settings, sent in the same round trip
+        ef_search = int(app_settings.KNOWLEDGE_INDEX_EF_SEARCH)
+        settings = [(_ITERATIVE_SCAN, None), (_EF_SEARCH.format(ef_search=ef_search), None)]
+        # Planned for this account's values: a generic plan may not use the index at all.
+        _, _, rows, ((count,),) = run(*settings, *statements, prepare=False)
+    else:
+        rows, ((count,),) = run(*statements)
     today = utc_today()
     ring, cutoff = keyring(), stale_cutoff(today)
     found = [

@@ -28,7 +28,13 @@ from django.utils import timezone
 from outreach.models import Account
 from prospect_memory.business import promotion
 from prospect_memory.business.conf import business_settings
-from prospect_memory.business.models import ConsolidationRun, Entry, EntryEvent, Strategy
+from prospect_memory.business.models import (
+    ConsolidationRun,
+    Entry,
+    EntryEvent,
+    Layer,
+    Strategy,
+)
 from prospect_memory.business.selectors import unexpired
 from prospect_memory.business.services import (
     Place,
@@ -50,6 +56,8 @@ class Report:
     account: str
     dry_run: bool
     purged: int = 0
+    #: Of ``purged``, the account layer's.
+    purged_shared: int = 0
     #: (key, layer, confidence before, after)
     demoted: list[tuple[str, str, int, int]] = field(default_factory=list)
     #: (alias key, kept key, layer, distance)
@@ -62,19 +70,25 @@ def consolidate(*, account: Account, dry_run: bool = False, now: datetime | None
     now = now or timezone.now()
     report = Report(account=account.slug, dry_run=dry_run)
     started = timezone.now()
-    report.purged = retired_purge(now=now, account=account, dry_run=dry_run)
+    report.purged_shared = retired_purge(
+        now=now, account=account, layer=Layer.ACCOUNT, dry_run=dry_run
+    )
+    report.purged = report.purged_shared + retired_purge(
+        now=now, account=account, layer=Layer.MEMBER, dry_run=dry_run
+    )
     for place in _places(account):
         report.demoted += _demote(place, now, dry_run=dry_run)
     for place in _places(account):
         report.merged += _merge(place, now, dry_run=dry_run)
     if not dry_run:
+        # The run report counts the shared layer: members' own contexts stay theirs.
         ConsolidationRun.objects.create(
             account=account,
             started_at=started,
             finished_at=timezone.now(),
-            purged=report.purged,
-            demoted=len(report.demoted),
-            merged=len(report.merged),
+            purged=report.purged_shared,
+            demoted=sum(layer == Layer.ACCOUNT for _, layer, _, _ in report.demoted),
+            merged=sum(layer == Layer.ACCOUNT for _, _, layer, _ in report.merged),
         )
     return report
 
@@ -106,6 +120,17 @@ def _live_in(place: Place):
             status=Entry.Status.LIVE,
         )
     )
+
+
+#: What ``_version_by_consolidation`` changes on the entry.
+_VERSION_FIELDS = [
+    "version",
+    "strategy",
+    "written_by",
+    "written_by_label",
+    "oauth_application",
+    "updated_at",
+]
 
 
 def _version_by_consolidation(entry: Entry, strategy: str, now: datetime) -> None:
@@ -146,9 +171,13 @@ def _demote(place: Place, now: datetime, *, dry_run: bool) -> list[tuple[str, st
     points = business_settings.CONSOLIDATION_DEMOTE_POINTS
     demoted = []
     with transaction.atomic():
+        idle = _live_in(place).filter(used_at__lte=now - period).order_by("id")
         if not dry_run:
             lock_shelf(place)
-        for entry in _live_in(place).filter(used_at__lte=now - period).order_by("id"):
+            # Rows locked in id order, as searches lock them; a read between the candidates
+            # query and the write is then waited for and counted, never overwritten.
+            idle = idle.select_for_update(no_key=True)
+        for entry in idle:
             periods = idle_periods(entry.used_at, now)
             due = periods - entry.idle_periods_charged
             if due <= 0:
@@ -159,11 +188,13 @@ def _demote(place: Place, now: datetime, *, dry_run: bool) -> list[tuple[str, st
                 demoted.append((entry.key, entry.layer, before, after))
             if dry_run:
                 continue
+            changed = ["idle_periods_charged"]
             if after != before:
                 _version_by_consolidation(entry, Strategy.DEMOTE, now)
                 entry.confidence = after
+                changed += ["confidence", *_VERSION_FIELDS]
             entry.idle_periods_charged = periods
-            entry.save()
+            entry.save(update_fields=changed)
             if after != before:
                 _event(entry, EntryEvent.Action.DEMOTE)
                 promotion.schedule([entry])
@@ -179,7 +210,7 @@ def _pairs(place: Place, model: str, distance: float) -> list[tuple[str, str, fl
     table = Entry._meta.db_table
     sql = f"""
     WITH live AS (
-        SELECT id, category, embedding FROM {table}
+        SELECT id, category, strategy, embedding FROM {table}
          WHERE account_id = %(account)s AND layer = %(layer)s
            AND member_id IS NOT DISTINCT FROM %(member)s AND status = %(live)s
            AND (expires_at IS NULL OR expires_at > now())
@@ -187,7 +218,9 @@ def _pairs(place: Place, model: str, distance: float) -> list[tuple[str, str, fl
     )
     SELECT a.id::text, b.id::text, a.embedding <=> b.embedding AS distance
       FROM live a JOIN live b ON a.id < b.id AND a.category = b.category
-     WHERE a.embedding <=> b.embedding <= %(distance)s
+     -- An entry whose merge a person undid stays apart (until it is written again).
+     WHERE a.strategy <> %(unmerge)s AND b.strategy <> %(unmerge)s
+       AND a.embedding <=> b.embedding <= %(distance)s
      ORDER BY distance, a.id, b.id
     """  # noqa: S608  (names from the models, values are parameters)
     with connection.cursor() as cursor:
@@ -201,6 +234,7 @@ def _pairs(place: Place, model: str, distance: float) -> list[tuple[str, str, fl
                 "ready": pipeline.READY,
                 "model": model,
                 "distance": distance,
+                "unmerge": Strategy.UNMERGE,
             },
         )
         return cursor.fetchall()
@@ -223,13 +257,19 @@ def _merge(place: Place, now: datetime, *, dry_run: bool) -> list[tuple[str, str
         if not pairs:
             return merged
         ids = {i for a, b, _ in pairs for i in (a, b)}
-        entries = {str(e.pk): e for e in Entry.objects.filter(pk__in=ids).order_by("id")}
-        taken: set[str] = set()  # each entry takes part in one merge per run
+        rows = Entry.objects.filter(pk__in=ids, status=Entry.Status.LIVE).order_by("id")
+        if not dry_run:
+            rows = rows.select_for_update(no_key=True)  # in id order, as searches lock
+        entries = {str(e.pk): e for e in rows}
+        # Nearest pairs first; an entry merged away takes no further part, while the one it
+        # joined may take in more (or join another, its aliases with it): after one pass no
+        # two live entries are within the distance, so a second run finds nothing to merge.
+        gone: set[str] = set()
         for a, b, gap in pairs:
-            if a in taken or b in taken:
+            if a in gone or b in gone or a not in entries or b not in entries:
                 continue
-            taken |= {a, b}
             kept, alias = _keeps(entries[a], entries[b])
+            gone.add(str(alias.pk))
             merged.append((alias.key, kept.key, place.layer, round(float(gap), 4)))
             if dry_run:
                 continue
@@ -237,7 +277,7 @@ def _merge(place: Place, now: datetime, *, dry_run: bool) -> list[tuple[str, str
             Entry.objects.filter(alias_of=alias).update(alias_of=kept)
             _version_by_consolidation(alias, Strategy.MERGE, now)
             alias.status, alias.alias_of = Entry.Status.MERGED, kept
-            alias.save()
+            alias.save(update_fields=["status", "alias_of", *_VERSION_FIELDS])
             _event(alias, EntryEvent.Action.MERGE)
             promotion.schedule([alias])
     return merged

@@ -46,7 +46,7 @@ def business_health(account) -> BusinessHealth:
             account=account, entry__in=qualifying(Entry.objects.filter(account=account))
         ).count(),
         lag=promotion_lag(account=account),
-        unused=shared.filter(used_at__lt=timezone.now() - timedelta(days=idle_days)).count(),
+        unused=shared.filter(used_at__lte=timezone.now() - timedelta(days=idle_days)).count(),
         idle_days=idle_days,
         last_run=ConsolidationRun.objects.filter(account=account).first(),
     )

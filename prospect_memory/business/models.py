@@ -158,14 +158,15 @@ class Entry(EmbeddedModel):
         ordering = ["-confidence", "key"]
         constraints = [
             *EmbeddedModel.Meta.constraints,
+            # A key is one live entry of its layer, or one alias (merged into another).
             models.UniqueConstraint(
                 fields=["account", "key"],
-                condition=Q(layer=Layer.ACCOUNT, status=EntryStatus.LIVE),
+                condition=Q(layer=Layer.ACCOUNT, status__in=[EntryStatus.LIVE, EntryStatus.MERGED]),
                 name="entry_account_key_live",
             ),
             models.UniqueConstraint(
                 fields=["account", "member", "key"],
-                condition=Q(layer=Layer.MEMBER, status=EntryStatus.LIVE),
+                condition=Q(layer=Layer.MEMBER, status__in=[EntryStatus.LIVE, EntryStatus.MERGED]),
                 name="entry_member_key_live",
             ),
             models.CheckConstraint(condition=_layer_owner_consistent(), name="entry_layer_owner"),
@@ -289,7 +290,7 @@ class ConsolidationRun(models.Model):
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
     started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
-    dry_run = models.BooleanField(default=False)
+    # Counts of the account's shared layer: members' own contexts are theirs, even in totals.
     purged = models.PositiveIntegerField(default=0)
     demoted = models.PositiveIntegerField(default=0)
     merged = models.PositiveIntegerField(default=0)

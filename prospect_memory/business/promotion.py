@@ -108,15 +108,17 @@ def _waiting(rows: QuerySet) -> QuerySet:
     return qualifying(rows).exclude(promotion__version=F("version"))
 
 
-def _leaving(rows: QuerySet) -> QuerySet:
-    """Promotions of entries that no longer qualify."""
-    return rows.exclude(entry__in=qualifying(Entry.objects.all()))
+def _leaving(rows: QuerySet, entries: QuerySet) -> QuerySet:
+    """Promotions among ``rows`` of entries (among ``entries``) that no longer qualify."""
+    return rows.exclude(entry__in=qualifying(entries))
 
 
 def promotions_backfill(*, limit: int = 1000) -> dict[str, int]:
     """Promote what qualifies but was missed, and drop what no longer qualifies."""
     waiting = list(_waiting(Entry.objects.all()).order_by("updated_at").values_list("pk")[:limit])
-    leaving = list(_leaving(Promotion.objects.all()).values_list("entry_id")[:limit])
+    leaving = list(
+        _leaving(Promotion.objects.all(), Entry.objects.all()).values_list("entry_id")[:limit]
+    )
     return promote([pk for (pk,) in waiting + leaving])
 
 
@@ -141,5 +143,7 @@ def promotion_lag(*, account) -> PromotionLag:
     waiting = _waiting(Entry.objects.filter(account=account)).aggregate(
         count=Count("pk"), oldest=Min("updated_at")
     )
-    leaving = _leaving(Promotion.objects.filter(account=account)).count()
+    leaving = _leaving(
+        Promotion.objects.filter(account=account), Entry.objects.filter(account=account)
+    ).count()
     return PromotionLag(waiting=waiting["count"], leaving=leaving, oldest_write=waiting["oldest"])

@@ -260,34 +260,27 @@ def _statements() -> dict[str, str]:
            AND e.confidence >= %(min_confidence)s"""
     in_category = "(%(category)s::text IS NULL OR e.category = %(category)s::text)"
     return {
+        # The member's own key wins over the account's (live or merged into another entry
+        # of its layer by consolidation, when it answers for that entry, under the key asked).
         "recall": f"""
     WITH found AS (
-        SELECT e.id FROM {entry} e
-         WHERE {readable} AND e.key = %(key)s
-         ORDER BY e.layer = %(member_layer)s DESC
+        SELECT coalesce(e.alias_of_id, e.id) AS id,
+               CASE WHEN e.status = %(merged)s THEN e.key END AS alias_key
+          FROM {entry} e
+         WHERE e.account_id = %(account)s AND e.key = %(key)s
+           AND (e.status = %(merged)s
+                OR (e.status = %(live)s
+                    AND (e.expires_at IS NULL OR e.expires_at > now())))
+           AND ((%(shared)s AND e.layer = %(account_layer)s)
+                OR (e.layer = %(member_layer)s AND e.member_id = %(member)s))
+         ORDER BY e.layer = %(member_layer)s DESC, e.status = %(live)s DESC
          LIMIT 1
     )
     UPDATE {entry} e
        SET {counted}
       FROM found
      WHERE e.id = found.id AND {readable}
-    RETURNING {returned}
-    """,  # noqa: S608  (names from the models, values are parameters)
-        # A key merged into another entry by consolidation answers for that entry.
-        "alias": f"""
-    WITH alias AS (
-        SELECT e.alias_of_id AS id, e.key AS alias_key FROM {entry} e
-         WHERE e.account_id = %(account)s AND e.status = %(merged)s AND e.key = %(key)s
-           AND ((%(shared)s AND e.layer = %(account_layer)s)
-                OR (e.layer = %(member_layer)s AND e.member_id = %(member)s))
-         ORDER BY e.layer = %(member_layer)s DESC
-         LIMIT 1
-    )
-    UPDATE {entry} e
-       SET {counted}
-      FROM alias
-     WHERE e.id = alias.id AND {readable}
-    RETURNING {returned}, alias.alias_key
+    RETURNING {returned}, found.alias_key
     """,  # noqa: S608  (names from the models, values are parameters)
         "search": f"""
     WITH ranked AS (
@@ -370,14 +363,11 @@ def entry_recall(
     key = clean_key(key, problems)
     layer = _read_layer(layer, problems)
     problems.raise_if_any()
-    params = {**_readable(actor, layer), "key": key}
+    params = {**_readable(actor, layer), "key": key, "merged": Entry.Status.MERGED}
     rows = run_one(_statements()["recall"], params)
-    alias = None
     if not rows:
-        rows = run_one(_statements()["alias"], {**params, "merged": Entry.Status.MERGED})
-        if not rows:
-            return Recall(found=False, history=[] if include_history else None)
-        alias = rows[0][19]
+        return Recall(found=False, history=[] if include_history else None)
+    alias = rows[0][19]
     view = _view_from_row(rows[0])
     if alias is not None:  # answered under the key asked, saying which entry it stands for
         view.alias_of, view.key = view.key, alias

@@ -196,6 +196,35 @@ def _retire(entry: Entry, status: str, now) -> None:
     entry.status = status
     entry.retired_at = now
     entry.save(update_fields=["status", "retired_at"])
+    release_aliases([entry], now)
+
+
+#: Who an event names when Kit itself retired an entry.
+KIT = "kit"
+
+
+def release_aliases(entries: list[Entry], now) -> list[Entry]:
+    """The entries merged into ``entries`` (which are leaving) leave with them, as evicted:
+    each keeps its own value and can be restored for RETIRED_KEEP_DAYS, like any eviction,
+    instead of going for good with the entry it had joined."""
+    aliases = list(
+        Entry.objects.filter(alias_of__in=entries, status=Entry.Status.MERGED)
+        .select_for_update(no_key=True)
+        .order_by("id")
+    )
+    for alias in aliases:
+        alias.status, alias.alias_of, alias.retired_at = Entry.Status.EVICTED, None, now
+        alias.save(update_fields=["status", "alias_of", "retired_at"])
+        EntryEvent.objects.create(
+            account_id=alias.account_id,
+            action=EntryEvent.Action.EVICT,
+            layer=alias.layer,
+            key=alias.key,
+            entry_id=alias.pk,
+            version=alias.version,
+            actor=KIT,
+        )
+    return aliases
 
 
 def keep_version(entry: Entry) -> None:
@@ -325,11 +354,12 @@ def entry_store(
         alias = None
         if current is None:
             # A key merged into another entry writes that entry, as it reads it.
-            kept = _kept_for_alias(place, key)
+            kept = _kept_for_alias(place, key, now)
             if kept is not None:
                 alias, key, current = key, kept.key, kept
         if current is not None and is_expired(current):
             _retire(current, Entry.Status.EXPIRED, now)
+            promotion.schedule([current])
             current = None
         found = current.version if current else 0
         if expected is not None and expected != found:
@@ -425,12 +455,25 @@ def _version_mismatch(key: str, layer: str, expected: int, found: int) -> Versio
     )
 
 
-def _kept_for_alias(place: Place, key: str) -> Entry | None:
-    """The live entry ``key`` was merged into (locked), if it is an alias in ``place``."""
+def _kept_for_alias(place: Place, key: str, now) -> Entry | None:
+    """The live entry ``key`` was merged into (locked), if it is an alias in ``place``. An
+    alias of an entry that expired meanwhile leaves with it, and the key is free again."""
     alias = _in(place).filter(status=Entry.Status.MERGED, key=key).first()
     if alias is None:
         return None
-    return unexpired(_live(place)).select_for_update().filter(pk=alias.alias_of_id).first()
+    kept = unexpired(_live(place)).select_for_update().filter(pk=alias.alias_of_id).first()
+    if kept is None:
+        release_aliases([alias.alias_of], now)
+    return kept
+
+
+def _key_taken(place: Place, key: str, entry: Entry) -> bool:
+    """Whether ``key`` is a live entry or an alias of ``place`` other than ``entry``."""
+    rows = _in(place).filter(key=key).exclude(pk=entry.pk)
+    return (
+        unexpired(rows.filter(status=Entry.Status.LIVE)).exists()
+        or rows.filter(status=Entry.Status.MERGED).exists()
+    )
 
 
 def _live_entry(place: Place, key: str) -> Entry:
@@ -481,6 +524,7 @@ def _delete(actor: Actor, place: Place, key: str, expected: int | None) -> Delet
         raise _version_mismatch(key, place.layer, expected, entry.version)
     _event(actor, EntryEvent.Action.DELETE, entry)
     version = entry.version
+    release_aliases([entry], timezone.now())
     entry.delete()
     return DeleteResult(key=key, layer=place.layer, version=version)
 
@@ -549,16 +593,16 @@ def eviction_restore(*, actor: Actor, entry_id: object) -> StoreResult:
         lock_shelf(place)
         now = timezone.now()
         entry = retired_for_actor(actor, entry_id, lock=True)
-        if unexpired(_live(place)).filter(key=entry.key).exclude(pk=entry.pk).exists():
+        if _key_taken(place, entry.key, entry):
             raise KeyTaken(
                 f"The {entry.layer} layer has a live entry {entry.key!r} again; delete or "
                 "rename it first, then restore this one.",
                 details={"layer": entry.layer, "key": entry.key, "entry_id": str(entry.pk)},
             )
         # A live twin of the key that has expired leaves the live set for good.
-        expired_live(_live(place)).filter(key=entry.key).exclude(pk=entry.pk).update(
-            status=Entry.Status.EXPIRED, retired_at=now
-        )
+        for twin in expired_live(_live(place)).filter(key=entry.key).exclude(pk=entry.pk):
+            _retire(twin, Entry.Status.EXPIRED, now)
+            promotion.schedule([twin])
         evicted = _make_room(actor, place, now, keep_out=entry)
         previous = entry.version
         entry.status, entry.retired_at, entry.expires_at = Entry.Status.LIVE, None, None
@@ -597,12 +641,15 @@ def _undo_merge(actor: Actor, place: Place, key: str) -> StoreResult:
                 "entry it joined lists its merges.",
                 details={"layer": layer, "key": key},
             )
-        if unexpired(_live(place)).filter(key=key).exists():
+        if _key_taken(place, key, entry):
             raise KeyTaken(
                 f"The {layer} layer has a live entry {key!r} again; delete or rename it first, "
                 "then undo the merge.",
                 details={"layer": layer, "key": key},
             )
+        for twin in expired_live(_live(place)).filter(key=key):
+            _retire(twin, Entry.Status.EXPIRED, now)
+            promotion.schedule([twin])
         evicted = _make_room(actor, place, now, keep_out=entry)
         previous = entry.version
         keep_version(entry)
@@ -619,11 +666,13 @@ def _undo_merge(actor: Actor, place: Place, key: str) -> StoreResult:
 # --- purge -----------------------------------------------------------------------------------
 
 
-def retired_purge(*, now=None, account=None, dry_run: bool = False) -> int:
+def retired_purge(*, now=None, account=None, layer=None, dry_run: bool = False) -> int:
     """Delete what left the memory (evicted or expired) over RETIRED_KEEP_DAYS ago, in every
-    account or one; how many entries (``dry_run``: would be)."""
+    account or one (and one layer); how many entries (``dry_run``: would be)."""
     since = (now or timezone.now()) - timedelta(days=business_settings.RETIRED_KEEP_DAYS)
     rows = Entry.objects.all() if account is None else Entry.objects.filter(account=account)
+    if layer is not None:
+        rows = rows.filter(layer=layer)
     rows = (
         retired(rows)
         .annotate(left_at=Coalesce("retired_at", "expires_at"))
@@ -631,5 +680,8 @@ def retired_purge(*, now=None, account=None, dry_run: bool = False) -> int:
     )
     if dry_run:
         return rows.count()
-    _, deleted = Entry.objects.filter(pk__in=rows.values("pk")).delete()
+    with transaction.atomic():
+        leaving = list(rows.filter(status=Entry.Status.LIVE))  # expired, never marked so
+        release_aliases(leaving, now or timezone.now())
+        _, deleted = Entry.objects.filter(pk__in=rows.values("pk")).delete()
     return deleted.get(Entry._meta.label, 0)

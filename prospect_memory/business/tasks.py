@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 
 from prospect_memory.business.consolidation import accounts_to_consolidate, consolidate
 from prospect_memory.business.embeddings import ENTRIES, account_reembed
 from prospect_memory.business.promotion import promote, promotions_backfill
-from prospect_memory.business.services import retired_purge
 from prospect_memory.core import pipeline
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(**pipeline.EMBEDDING_TASK_OPTIONS)
@@ -29,12 +32,6 @@ def reembed_account_entries(self, account_id: int) -> int:
     return account_reembed(account_id=account_id)
 
 
-@shared_task
-def purge_retired_entries() -> int:
-    """Delete evicted and expired entries that left over RETIRED_KEEP_DAYS ago."""
-    return retired_purge()
-
-
 @shared_task(acks_late=True)
 def promote_entries(entry_ids: list[str]) -> dict[str, int]:
     """Bring these entries up to date in their account's knowledge index."""
@@ -50,9 +47,14 @@ def backfill_promotions(limit: int = 1000) -> dict[str, int]:
 @shared_task
 def consolidate_memory() -> dict[str, int]:
     """Consolidate every account's business memory (purge, demote, merge, report)."""
-    totals = {"accounts": 0, "purged": 0, "demoted": 0, "merged": 0}
+    totals = {"accounts": 0, "failed": 0, "purged": 0, "demoted": 0, "merged": 0}
     for account in accounts_to_consolidate():
-        report = consolidate(account=account)
+        try:
+            report = consolidate(account=account)
+        except Exception:  # one account's failure must not stop the others
+            logger.exception("consolidating account %s failed", account.slug)
+            totals["failed"] += 1
+            continue
         totals["accounts"] += 1
         totals["purged"] += report.purged
         totals["demoted"] += len(report.demoted)

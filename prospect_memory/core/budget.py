@@ -57,4 +57,8 @@ def embed_within_budget(text: str, *, query: bool = False) -> Embedded:
         logger.warning("embedding provider %s failed: %s", provider.model, exc)
         return Embedded(provider, None, "the embedding provider is unavailable")
     vector = result if query else result[0]
+    if not any(vector):
+        # Text with nothing to embed (no words: "???", an emoji): its distance to anything
+        # is undefined, so it is compared with nothing.
+        return Embedded(provider, None, "the text has no words to compare")
     return Embedded(provider, vector, text=text)

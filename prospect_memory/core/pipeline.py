@@ -127,7 +127,10 @@ def embed_rows(target: EmbeddingTarget, rows: Iterable[EmbeddedModel]) -> int:
         batch = rows[start : start + BATCH]
         vectors = provider.embed_documents([target.text(row) for row in batch])
         for row, vector in zip(batch, vectors, strict=True):
-            stored += _store(target, row, vector, provider.model)
+            if any(vector):
+                stored += _store(target, row, vector, provider.model)
+            else:  # nothing to embed: never compared (its distance would be undefined)
+                _unchanged(target, row).update(embedding_status=FAILED)
     return stored
 
 

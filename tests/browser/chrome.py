@@ -48,6 +48,18 @@ def chromium_driver():
     return driver
 
 
+def _gone(element) -> bool:
+    """Whether ``element`` left the document (a new page replaced it). ChromeDriver may say
+    so with "does not belong to the document" instead of a stale-element error when the
+    page goes while it looks."""
+    try:
+        return expected_conditions.staleness_of(element)(None)
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
+
+
 def click_and_load(driver, element):
     """Click something that loads a new page, and wait until the new page is there."""
     old = driver.find_element(By.TAG_NAME, "html")
@@ -58,7 +70,7 @@ def click_and_load(driver, element):
         # element ("does not belong to the document"): the new page is on its way.
         if "does not belong to the document" not in str(error):
             raise
-    WebDriverWait(driver, 20).until(expected_conditions.staleness_of(old))
+    WebDriverWait(driver, 20).until(lambda d: _gone(old))
     WebDriverWait(driver, 20).until(
         lambda d: d.execute_script("return document.readyState") == "complete"
     )

@@ -112,15 +112,24 @@ def test_near_identical_entries_merge_into_an_alias_and_the_merge_is_undone(admi
     assert entry_recall(actor=admin_actor, key="rule:enterprise_deals").entry.alias_of is None
 
 
-def test_an_undo_over_a_key_written_again_is_refused(admin_actor):
+def test_an_alias_of_an_entry_that_expired_leaves_when_its_key_is_written(admin_actor):
+    from prospect_memory.business.errors import NotFound
+    from prospect_memory.business.services import eviction_restore
+
     rule = {"rule": "Enterprise deals need a champion"}
     entry_store(actor=admin_actor, key="a", value=rule, confidence=90)
-    entry_store(actor=admin_actor, key="b", value=rule, confidence=50, layer="account")
+    entry_store(actor=admin_actor, key="b", value=rule, confidence=50)
     consolidate(account=admin_actor.account, now=NOW)
-    Entry.objects.filter(key="a").update(status="evicted", retired_at=NOW)  # a is gone
-    entry_store(actor=admin_actor, key="b", value={"new": True})  # b is a key of its own again
-    with pytest.raises(KeyTaken):
+    old_b = Entry.objects.get(key="b")
+    Entry.objects.filter(key="a").update(expires_at=NOW - timedelta(seconds=1))  # a is gone
+    stored = entry_store(actor=admin_actor, key="b", value={"new": True})
+    assert (stored.created, stored.entry.alias_of) == (True, None)
+    with pytest.raises(NotFound):
         merge_undo(actor=admin_actor, key="b")
+    # The old b left as an eviction, and cannot come back over the new one.
+    assert Entry.objects.get(pk=old_b.pk).status == "evicted"
+    with pytest.raises(KeyTaken):
+        eviction_restore(actor=admin_actor, entry_id=old_b.pk)
 
 
 def test_member_entries_merge_only_with_the_same_members(admin_actor, member_actor):
@@ -213,3 +222,51 @@ def test_the_health_page_shows_the_business_figures_and_the_last_run(merged, mod
     page = browser(module_admin).get("/health/").content.decode()
     assert "Business memory" in page
     assert "1 merged" in page
+
+
+def test_an_undone_merge_stays_undone_on_the_next_run(merged, admin_actor):
+    merge_undo(actor=admin_actor, key="rule:enterprise_deals")
+    assert consolidate(account=admin_actor.account, now=NOW).merged == []
+    assert Entry.objects.get(key="rule:enterprise_deals").status == "live"
+
+
+def test_one_run_merges_every_near_pair_so_the_next_finds_none(admin_actor):
+    rule = {"rule": "Enterprise deals need a champion and a security review first"}
+    for key, confidence in [("rule:a", 90), ("rule:b", 60), ("rule:c", 50)]:
+        entry_store(actor=admin_actor, key=key, value=rule, confidence=confidence)
+    first = consolidate(account=admin_actor.account, now=NOW)
+    assert sorted((a, k) for a, k, _, _ in first.merged) == [
+        ("rule:b", "rule:a"),
+        ("rule:c", "rule:a"),
+    ]
+    assert consolidate(account=admin_actor.account, now=NOW).merged == []
+
+
+def test_aliases_leave_with_their_entry_and_can_be_restored(merged, admin_actor):
+    from prospect_memory.business.services import entry_delete, eviction_restore
+
+    entry_delete(actor=admin_actor, key="rule:enterprise")
+    alias = Entry.objects.get(pk=merged.pk)
+    assert (alias.status, alias.alias_of) == ("evicted", None)
+    restored = eviction_restore(actor=admin_actor, entry_id=alias.pk)
+    assert restored.entry.key == "rule:enterprise_deals"
+    assert restored.entry.value == merged.value
+
+
+def test_a_members_own_alias_wins_over_the_accounts_key(admin_actor, member_actor):
+    note = {"subjects": ["short", "specific"]}
+    entry_store(actor=member_actor, key="my:subjects", value=note, layer="member", confidence=95)
+    entry_store(actor=member_actor, key="my:subjects2", value=note, layer="member", confidence=60)
+    consolidate(account=admin_actor.account, now=NOW)
+    entry_store(actor=admin_actor, key="my:subjects2", value={"account": True})
+    recall = entry_recall(actor=member_actor, key="my:subjects2")
+    assert (recall.entry.layer, recall.entry.alias_of) == ("member", "my:subjects")
+
+
+def test_the_run_report_counts_the_shared_layer_only(admin_actor, member_actor):
+    note = {"signature": "Best, Sam"}
+    entry_store(actor=member_actor, key="signature", value=note, layer="member", confidence=90)
+    entry_store(actor=member_actor, key="signatures", value=note, layer="member", confidence=40)
+    report = consolidate(account=admin_actor.account, now=NOW)
+    assert len(report.merged) == 1
+    assert ConsolidationRun.objects.get().merged == 0

@@ -18,7 +18,7 @@ from prospect_memory.business.selectors import (
     evictions_list,
 )
 from prospect_memory.business.services import entry_store, eviction_restore, retired_purge
-from prospect_memory.business.tasks import purge_retired_entries
+from prospect_memory.business.tasks import consolidate_memory
 from prospect_memory.core.models import UsageEvent
 
 pytestmark = pytest.mark.django_db
@@ -167,7 +167,7 @@ def test_evictions_are_kept_for_30_days_then_purged(admin_actor, capacity):
     old = Entry.objects.get(key="old")
     with pytest.raises(NotFound):
         eviction_restore(actor=admin_actor, entry_id=old.pk)
-    assert purge_retired_entries.delay().get() == 1
+    assert consolidate_memory.delay().get()["purged"] == 1
     assert sorted(Entry.objects.values_list("key", flat=True)) == ["kept", "newest", "recent"]
     assert retired_purge() == 0
 

@@ -204,3 +204,32 @@ def test_bad_arguments_over_rest(rest, query, status, code):
     assert response.status_code == status, response.content
     if code:
         assert response.json()["error"]["code"] == code
+
+
+def test_text_without_words_is_never_compared(known, admin_actor, committed):
+    result = knowledge_search(actor=admin_actor, query="🙂 ???")
+    assert result.hits == []
+    assert "no words" in search_data(result)["note"]
+    save_note(admin_actor, domain="acme.dev", title="???", body="!!! ... ---")
+    found = knowledge_search(actor=admin_actor, query="hiring account executives", limit=20)
+    assert all(h.distance == h.distance for h in found.hits)  # no NaN
+    assert "???" not in [h.title for h in found.hits]
+
+
+def test_a_flood_of_bad_items_is_reported_briefly(rest):
+    response = rest("query=ok&kinds=" + ",".join(["x"] * 2000))
+    assert response.status_code == 400
+    assert len(response.content) < 10_000
+    assert "more than 20 problems" in response.content.decode()
+
+
+def test_a_parameter_given_twice_is_refused(rest):
+    response = rest("query=ok&domain=acme.dev&domain=globex.io")
+    assert response.status_code == 400
+    assert "domain" in response.json()["error"]["details"]["fields"]
+
+
+def test_too_many_query_fields_is_a_400_in_the_error_envelope(rest):
+    response = rest("query=x" + "&kinds=business_memory" * 1200)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "validation_error"
