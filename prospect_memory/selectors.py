@@ -214,7 +214,9 @@ def notes_nearest(
         # Planned for this account's values: a generic plan may not use the index at all.
         _, _, rows, ((count,),) = run(*settings, *statements, prepare=False)
     else:
-        rows, ((count,),) = run(*statements)
+        # Planned for the values too: with the domain and account known, the planner takes
+        # the account's index (a generic plan was 1.5x slower for an account of 20,000).
+        rows, ((count,),) = run(*statements, prepare=False)
     today = utc_today()
     ring, cutoff = keyring(), stale_cutoff(today)
     found = [
