@@ -344,8 +344,8 @@ def entry_store(
     encode_value(value)  # an oversized value is refused before anything else happens
 
     # Embed before any lock, on the value this write will most likely store.
-    before = unexpired(_live(place)).filter(key=key).first()
-    embedded = _embed(key, _predict(before, strategy, value, category))
+    before = _likely_target(place, key)
+    embedded = _embed(before.key if before else key, _predict(before, strategy, value, category))
 
     with transaction.atomic():
         lock_shelf(place)
@@ -417,6 +417,18 @@ def entry_store(
         previous_version=found,
         evicted=_evicted(evicted),
     )
+
+
+def _likely_target(place: Place, key: str) -> Entry | None:
+    """The live entry a write of ``key`` would change, read without a lock: the key's own,
+    or the entry it was merged into."""
+    live = unexpired(_live(place))
+    entry = live.filter(key=key).first()
+    if entry is None:
+        alias = _in(place).filter(status=Entry.Status.MERGED, key=key).only("alias_of_id").first()
+        if alias is not None:
+            entry = live.filter(pk=alias.alias_of_id).first()
+    return entry
 
 
 def _predict(before: Entry | None, strategy: str, value: Any, category: str | None):
@@ -681,7 +693,12 @@ def retired_purge(*, now=None, account=None, layer=None, dry_run: bool = False) 
     if dry_run:
         return rows.count()
     with transaction.atomic():
-        leaving = list(rows.filter(status=Entry.Status.LIVE))  # expired, never marked so
-        release_aliases(leaving, now or timezone.now())
-        _, deleted = Entry.objects.filter(pk__in=rows.values("pk")).delete()
+        # Locked, in id order, before anything is deleted: a row a person restored or wrote
+        # meanwhile is read again once they commit, and no longer qualifies.
+        leaving = list(rows.select_for_update(of=("self",)).order_by("id"))
+        # Expired entries never marked so still hold their aliases.
+        release_aliases(
+            [e for e in leaving if e.status == Entry.Status.LIVE], now or timezone.now()
+        )
+        _, deleted = Entry.objects.filter(pk__in=[e.pk for e in leaving]).delete()
     return deleted.get(Entry._meta.label, 0)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from outreach import scopes
 from outreach.access import Actor
 from outreach.operations import Operation
+from prospect_memory.core import metering
+from prospect_memory.core.models import UsageEvent
 from prospect_memory.errors import InvalidDomain
 from prospect_memory.knowledge import payloads, schemas
 from prospect_memory.knowledge.conf import knowledge_settings as limits
@@ -13,15 +15,22 @@ from prospect_memory.knowledge.selectors import knowledge_search
 
 
 def _search(actor: Actor, arguments: dict) -> dict:
-    return payloads.search_data(
-        knowledge_search(
-            actor=actor,
-            query=arguments["query"],
-            kinds=arguments.get("kinds"),
-            domain=arguments.get("domain"),
-            limit=arguments.get("limit"),
-        )
+    search = knowledge_search(
+        actor=actor,
+        query=arguments["query"],
+        kinds=arguments.get("kinds"),
+        domain=arguments.get("domain"),
+        limit=arguments.get("limit"),
     )
+    # One use of the account's knowledge, with the company it was narrowed to, if any.
+    metering.usage_record(
+        actor=actor,
+        memory=UsageEvent.Memory.KNOWLEDGE,
+        kind=UsageEvent.Kind.SEARCH,
+        subject=search.domain,
+        flush=False,
+    )
+    return payloads.search_data(search)
 
 
 SEARCH = Operation(

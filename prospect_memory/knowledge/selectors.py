@@ -63,6 +63,8 @@ class KnowledgeSearch:
     #: Hits left out to keep the answer within PAYLOAD_MAX_BYTES (the farthest first).
     truncated: bool = False
     problem: str = ""
+    #: The company the notes were narrowed to, as resolved from ``domain``; "" for all.
+    domain: str = ""
 
 
 def _clean(query, kinds, domain, limit) -> tuple[str, tuple[str, ...], str | None, int]:
@@ -109,7 +111,7 @@ def knowledge_search(
     embedded = embed_within_budget(query, query=True)
     # Without a query vector nothing is compared: the counts below then cover every row.
     vector, model = embedded.vector, embedded.model if embedded.vector is not None else ""
-    result = KnowledgeSearch(problem=embedded.problem)
+    result = KnowledgeSearch(problem=embedded.problem, domain=domain or "")
     hits: list[Hit] = []
     if PROSPECT_NOTES in kinds:
         notes = notes_nearest(actor=actor, vector=vector, model=model, domain=domain, limit=limit)

@@ -112,6 +112,19 @@ def test_near_identical_entries_merge_into_an_alias_and_the_merge_is_undone(admi
     assert entry_recall(actor=admin_actor, key="rule:enterprise_deals").entry.alias_of is None
 
 
+def test_a_write_through_an_alias_is_embedded_with_the_write(admin_actor):
+    rule = {"rule": "Enterprise deals need a champion and a security review first"}
+    entry_store(actor=admin_actor, key="rule:enterprise", value=rule, confidence=90)
+    entry_store(actor=admin_actor, key="rule:enterprise_deals", value=rule, confidence=60)
+    consolidate(account=admin_actor.account, now=NOW)
+    changed = {"rule": "Enterprise deals need a champion, a security review and a pilot"}
+    entry_store(actor=admin_actor, key="rule:enterprise_deals", value=changed)
+    kept = Entry.objects.get(key="rule:enterprise")
+    assert kept.value == changed
+    # The vector made before the lock was of the entry it stands for, not waiting for later.
+    assert (kept.embedding_status, kept.embedding is not None) == ("ready", True)
+
+
 def test_an_alias_of_an_entry_that_expired_leaves_when_its_key_is_written(admin_actor):
     from prospect_memory.business.errors import NotFound
     from prospect_memory.business.services import eviction_restore

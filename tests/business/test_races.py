@@ -3,16 +3,18 @@ each, committed transactions)."""
 
 import json
 import threading
+import time
 import uuid
+from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from prospect_memory.business.errors import VersionMismatch
 from prospect_memory.business.models import Entry
 from prospect_memory.business.selectors import entry_recall
-from prospect_memory.business.services import entry_store
+from prospect_memory.business.services import entry_store, eviction_restore, retired_purge
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -162,3 +164,50 @@ def test_a_recall_during_evictions_finds_the_entry_or_says_so(admin_actor, setti
     assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
     assert live_count(admin_actor.account) == 20
     assert Entry.objects.filter(status="live", key__startswith="new_").count() == 20
+
+
+def test_an_entry_restored_while_consolidation_purges_stays(admin_actor):
+    """A person restores an eviction (29 days old) while a purge that sees it as 30 days
+    old runs: the purge waits for the restore and leaves the restored entry alone."""
+    result = entry_store(actor=admin_actor, key="kept_by_a_person", value=1, confidence=80)
+    Entry.objects.filter(pk=result.entry.id).update(
+        status="evicted", retired_at=timezone.now() - timedelta(days=29)
+    )
+    restored, release = threading.Event(), threading.Event()
+
+    def restore():
+        try:
+            with transaction.atomic():
+                eviction_restore(actor=admin_actor, entry_id=result.entry.id)
+                restored.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    def purge():
+        try:
+            return retired_purge(now=timezone.now() + timedelta(days=2))
+        finally:
+            connection.close()
+
+    person = threading.Thread(target=restore)
+    person.start()
+    assert restored.wait(30)
+    purged: list = []
+    job = threading.Thread(target=lambda: purged.append(purge()))
+    job.start()
+    waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+    for _ in range(300):  # until the purge waits for the restore's row lock
+        with connection.cursor() as cursor:
+            cursor.execute(waiting)
+            if cursor.fetchone()[0]:
+                break
+        time.sleep(0.01)
+    else:
+        pytest.fail("the purge never waited for the restore")
+    release.set()
+    person.join(30)
+    job.join(30)
+    assert purged == [0]
+    entry = Entry.objects.get(pk=result.entry.id)
+    assert (entry.status, entry.retired_at) == ("live", None)

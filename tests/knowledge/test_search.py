@@ -9,6 +9,7 @@ from outreach.errors import ValidationFailed
 from outreach.services import access_token_issue, suppression_add
 from prospect_memory.business.models import Entry
 from prospect_memory.business.services import entry_store
+from prospect_memory.core.models import UsageEvent
 from prospect_memory.knowledge.payloads import search_data
 from prospect_memory.knowledge.selectors import knowledge_search
 from tests.factories import save_note
@@ -187,6 +188,18 @@ def test_over_rest_with_kinds_in_the_query_string(known, rest):
     assert [h["key"] for h in response.json()["data"]["hits"]] == ["rule:enterprise_deals"]
     both = rest("query=enterprise&kinds=business_memory,prospect_notes&limit=20").json()["data"]
     assert {h["kind"] for h in both["hits"]} == {"business_memory", "prospect_notes"}
+
+
+def test_a_search_is_counted_as_one_use_of_the_accounts_knowledge(known, rest, account):
+    rest("query=enterprise+deals")
+    rest("query=hiring&domain=someone@Acme.dev")
+    rest("query=ok&limit=21")  # refused: not a use
+    events = UsageEvent.objects.filter(account=account, memory="knowledge").order_by("created_at")
+    assert [(e.memory, e.kind, e.subject) for e in events] == [
+        ("knowledge", "search", ""),
+        ("knowledge", "search", "acme.dev"),
+    ]
+    assert all(e.oauth_application is not None for e in events)
 
 
 @pytest.mark.parametrize(
