@@ -9,7 +9,7 @@ knowledge_index`` builds it after a model change and drops those of other models
 Search asks the index only for accounts with more than KNOWLEDGE_EXACT_MAX_NOTES active
 notes, with iterative scans so the account filter still finds enough neighbours; smaller
 accounts, a search within one company, and any model without a valid index are searched
-exactly (every candidate compared), which at that size is as fast and never misses.
+exactly (every candidate compared), which at that size is faster and never misses.
 """
 
 from __future__ import annotations

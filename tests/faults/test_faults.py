@@ -254,3 +254,58 @@ def test_broker_restart_does_not_break_saves_and_embeddings_catch_up(stack, modu
     second = save_over_http(server.url, token, "r2").json()["data"]["note"]["id"]
     _send(env, "prospect_memory.tasks.backfill_embeddings")
     wait_for(lambda: pending([note_id, second]) == {"ready"}, 90, "embeddings after the restart")
+
+
+def test_worker_killed_mid_promotion_the_write_stands_and_the_backfill_promotes(
+    stack, module_admin
+):
+    """SPEC 13: promotion is fire-and-forget. The worker is killed while it promotes (held
+    on the entry's row lock); the write already stood, and the backfill promotes it."""
+    import psycopg
+
+    from prospect_memory.business.models import Entry, Promotion
+    from prospect_memory.business.promotion import promotion_lag
+
+    server, env = stack["server"], stack["env"]
+    token = token_for(module_admin, server.url)
+    response = httpx2.post(  # no worker yet: the promotion waits in the broker
+        f"{server.url}/api/v1/business-memory/entries",
+        json={"key": "pattern:ae_hiring", "value": {"signal": "hiring AEs"}, "confidence": 85},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    assert response.status_code == 201, response.content
+    entry = Entry.objects.get(key="pattern:ae_hiring")
+    # Embedded with the write: the one task waiting in the broker is the promotion.
+    assert entry.embedding_status == "ready"
+    where = connection.settings_dict
+    with psycopg.connect(
+        host=where["HOST"], port=where["PORT"] or 5432, user=where["USER"], dbname=where["NAME"]
+    ) as holder:
+        holder.execute(
+            f"SELECT 1 FROM {Entry._meta.db_table} WHERE id = %s FOR UPDATE",  # noqa: S608
+            [entry.pk],
+        )
+        worker = _worker(env)
+        stack["workers"].append(worker)
+
+        def promotion_waits():
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND query LIKE 'SELECT %%business_memory_entry%%'"
+                )
+                return cursor.fetchone()[0] > 0
+
+        wait_for(promotion_waits, 60, "the worker to take the promotion")
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(10)
+        holder.rollback()
+    assert not Promotion.objects.filter(entry=entry).exists()
+    assert promotion_lag(account=entry.account).waiting == 1
+    stack["workers"].append(_worker(env))
+    time.sleep(3)  # the killed worker's task is not handed out again meanwhile
+    assert not Promotion.objects.filter(entry=entry).exists()
+    _send(env, "prospect_memory.business.tasks.backfill_promotions")
+    wait_for(lambda: Promotion.objects.filter(entry=entry).exists(), 90, "the backfill")
+    assert promotion_lag(account=entry.account).waiting == 0
