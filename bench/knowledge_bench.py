@@ -7,9 +7,10 @@ Seeds, in bulk (COPY), a probe account of 20,000 notes (``--probe-notes``) in co
 provider. At each size it builds the HNSW index (``note_index.build_index``: concurrently,
 timed), then measures, in process and on this machine:
 
-- ``knowledge_search`` for the probe account through the index (forced: the product
-  searches an account of this size exactly, see KNOWLEDGE_EXACT_MAX_NOTES), and the same
-  search exactly (every note of the account compared), call by call in turn: p50 and p99;
+- ``outreach_search_knowledge`` (the operation, both kinds: the probe account also has 300
+  promoted business memory entries) through the index (forced: the product searches an
+  account of this size exactly, see KNOWLEDGE_EXACT_MAX_NOTES), and the same search exactly
+  (every note of the account compared), call by call in turn: p50 and p99;
 - recall@10: how many of the exact 10 nearest notes the index returns, over 50 questions;
 - the small account, searched as the product does (exactly): p50.
 
@@ -38,6 +39,8 @@ sys.path.insert(0, str(ROOT))
 from bench.memory_bench import FACTS, measure_together, percentile, setup  # noqa: E402
 
 PROBE_NOTES = 20_000
+#: Promoted business memory of the probe account (a layer holds at most 1,000 entries).
+PROMOTED_ENTRIES = 300
 SMALL_NOTES = 300
 NOTES_PER_DOSSIER = 50
 QUESTIONS = [
@@ -161,6 +164,23 @@ def accounts():
     return made
 
 
+def promote_business_memory(actor, count: int, rng: random.Random) -> int:
+    """``count`` confident account entries, stored as agents store them (and so promoted
+    into the knowledge index): knowledge search ranks them beside the notes."""
+    from prospect_memory.business.models import Promotion
+    from prospect_memory.business.services import entry_store
+
+    for i in range(count):
+        entry_store(
+            actor=actor,
+            key=f"pattern:{i:04d}",
+            value={"rule": body_for(rng, "Our customers")},
+            category="insight",
+            confidence=80,
+        )
+    return Promotion.objects.filter(account=actor.account).count()
+
+
 def filler_plan(missing: int, first_account: int) -> list[tuple[int, str, int]]:
     """Accounts of 1,000 notes (20 companies of 50) until ``missing`` notes are planned."""
     from outreach.services import account_create
@@ -201,12 +221,14 @@ def exact_up_to(notes: int) -> None:
 
 
 def search_with(exact: bool):
-    """Knowledge search for the probe account through the index (``exact``: without)."""
-    from prospect_memory.knowledge.selectors import knowledge_search
+    """Knowledge search for the probe account as an agent calls it (the operation: both
+    kinds, the hits' companies and stop flags, the usage row), through the index
+    (``exact``: without)."""
+    from prospect_memory.knowledge.operations import SEARCH
 
     def search(actor, question: str):
         exact_up_to(10**9 if exact else 0)
-        return knowledge_search(actor=actor, query=question, kinds=["prospect_notes"], limit=10)
+        return SEARCH.run(actor, {"query": question, "limit": 10})
 
     return search
 
@@ -308,6 +330,9 @@ def run(sizes: list[int], iterations: int, probe_notes: int = PROBE_NOTES) -> li
 
     rng = random.Random(13)
     probe, small = accounts()
+    started = time.monotonic()
+    promoted = promote_business_memory(probe, PROMOTED_ENTRIES, rng)
+    print(f"{promoted} business memory entries promoted in {time.monotonic() - started:.0f}s")
     results = []
     with multiprocessing.get_context("fork").Pool(2) as pool:
         drop_index()  # loading into an indexed table is slow; it is built again per size

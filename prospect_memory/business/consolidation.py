@@ -210,7 +210,7 @@ def _pairs(place: Place, model: str, distance: float) -> list[tuple[str, str, fl
     table = Entry._meta.db_table
     sql = f"""
     WITH live AS (
-        SELECT id, category, strategy, embedding FROM {table}
+        SELECT id, category, kept_apart, embedding FROM {table}
          WHERE account_id = %(account)s AND layer = %(layer)s
            AND member_id IS NOT DISTINCT FROM %(member)s AND status = %(live)s
            AND (expires_at IS NULL OR expires_at > now())
@@ -219,7 +219,7 @@ def _pairs(place: Place, model: str, distance: float) -> list[tuple[str, str, fl
     SELECT a.id::text, b.id::text, a.embedding <=> b.embedding AS distance
       FROM live a JOIN live b ON a.id < b.id AND a.category = b.category
      -- An entry whose merge a person undid stays apart (until it is written again).
-     WHERE a.strategy <> %(unmerge)s AND b.strategy <> %(unmerge)s
+     WHERE NOT a.kept_apart AND NOT b.kept_apart
        AND a.embedding <=> b.embedding <= %(distance)s
      ORDER BY distance, a.id, b.id
     """  # noqa: S608  (names from the models, values are parameters)
@@ -234,7 +234,6 @@ def _pairs(place: Place, model: str, distance: float) -> list[tuple[str, str, fl
                 "ready": pipeline.READY,
                 "model": model,
                 "distance": distance,
-                "unmerge": Strategy.UNMERGE,
             },
         )
         return cursor.fetchall()

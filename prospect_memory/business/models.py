@@ -141,6 +141,11 @@ class Entry(EmbeddedModel):
     #: make demotion idempotent.
     used_at = models.DateTimeField(default=timezone.now)
     idle_periods_charged = models.PositiveSmallIntegerField(default=0)
+    #: The last write by a member or an agent (consolidation's versions are not one): what
+    #: an entry without an extraction date is stale by.
+    written_at = models.DateTimeField(default=timezone.now)
+    #: A person undid its merge: consolidation leaves it apart until it is written again.
+    kept_apart = models.BooleanField(default=False)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.LIVE)
     #: When it left the live set (evicted or expired); kept RETIRED_KEEP_DAYS for restore.
     retired_at = models.DateTimeField(null=True, blank=True)

@@ -68,6 +68,8 @@ class EntryView:
     alias_of: str | None = None
     status: str = Entry.Status.LIVE
     retired_at: datetime | None = None
+    #: The last write by a member or an agent (consolidation's versions are not one).
+    written_at: datetime | None = None
 
     @classmethod
     def of(cls, entry: Entry) -> EntryView:
@@ -89,6 +91,7 @@ class EntryView:
             oauth_client=_client_name(entry),
             status=str(entry.status),
             retired_at=entry.retired_at,
+            written_at=entry.written_at,
         )
 
 
@@ -229,6 +232,11 @@ def _not_found(layer: str, key: str) -> NotFound:
 # --- recall by key ---------------------------------------------------------------------------
 
 
+#: Rows of the statements below: an entry's view in the first columns, then what the
+#: statement adds (alias key, distance, when last seen) from this index on.
+_AFTER_VIEW = 20
+
+
 @cache
 def _statements() -> dict[str, str]:
     """Recall and search as prepared statements, built once from the models' tables.
@@ -248,7 +256,7 @@ def _statements() -> dict[str, str]:
            e.confidence, e.source_pipeline_id, e.source_execution_id, e.source_step_id,
            e.source_extracted_at, e.version, e.created_at, e.updated_at, e.expires_at,
            e.access_count, e.last_accessed_at, e.written_by_label,
-           (SELECT name FROM {application} WHERE id = e.oauth_application_id)"""  # noqa: S608
+           (SELECT name FROM {application} WHERE id = e.oauth_application_id), e.written_at"""  # noqa: S608
     compared = "e.embedding_status = %(ready)s AND e.embedding_model = %(model)s"
     # A read is a use: it also resets the idle time consolidation demotes by.
     counted = """access_count = e.access_count + 1, last_accessed_at = statement_timestamp(),
@@ -367,7 +375,7 @@ def entry_recall(
     rows = run_one(_statements()["recall"], params)
     if not rows:
         return Recall(found=False, history=[] if include_history else None)
-    alias = rows[0][19]
+    alias = rows[0][_AFTER_VIEW]
     view = _view_from_row(rows[0])
     if alias is not None:  # answered under the key asked, saying which entry it stands for
         view.alias_of, view.key = view.key, alias
@@ -378,7 +386,7 @@ def entry_recall(
 def _view_from_row(row: tuple, ring=None) -> EntryView:
     (entry_id, account_id, key, layer, token, category, confidence, pipeline_id, execution_id,
      step_id, extracted_at, version, created_at, updated_at, expires_at, access_count,
-     last_accessed_at, written_by, client) = row[:19]  # fmt: skip
+     last_accessed_at, written_by, client, written_at) = row[:_AFTER_VIEW]  # fmt: skip
     text = unseal(
         token, table=ENTRY_TABLE, account_id=account_id, row_id=entry_id, field="value_json",
         ring=ring or keyring(),
@@ -399,6 +407,7 @@ def _view_from_row(row: tuple, ring=None) -> EntryView:
         last_accessed_at=last_accessed_at,
         written_by=written_by,
         oauth_client=client,
+        written_at=written_at,
     )
 
 
@@ -500,7 +509,7 @@ def entries_list(
         next_cursor = signing.dumps(
             {
                 "c": last[6],  # confidence
-                "t": last[19].isoformat(),  # seen
+                "t": last[_AFTER_VIEW].isoformat(),  # seen
                 "i": last[0],  # id
                 "filters": filters,
             },
@@ -579,8 +588,8 @@ def entries_search(
             (statements["not_compared"], params),
         )
         ring = keyring()
-        for row in sorted(ranked, key=lambda r: (r[19], r[2])):
-            result.results.append(SearchResult(_view_from_row(row, ring), float(row[19])))
+        for row in sorted(ranked, key=lambda r: (r[_AFTER_VIEW], r[2])):
+            result.results.append(SearchResult(_view_from_row(row, ring), float(row[_AFTER_VIEW])))
         result.not_compared = not_compared
         uncompared = rows.exclude(
             embedding_status=EmbeddedModel.EmbeddingStatus.READY, embedding_model=embedded.model
@@ -658,7 +667,7 @@ def promoted_nearest(
         (statements["promoted_not_compared"], params),
     )
     ring = keyring()
-    found = [(_view_from_row(row, ring), float(row[19])) for row in rows]
+    found = [(_view_from_row(row, ring), float(row[_AFTER_VIEW])) for row in rows]
     return NearEntries(found=found, not_compared=count)
 
 

@@ -286,8 +286,9 @@ def _write(entry: Entry, actor: Actor, now) -> None:
     entry.written_by = actor.member
     entry.written_by_label = actor.label
     entry.oauth_application = actor.oauth_application
-    entry.updated_at = entry.used_at = now
+    entry.updated_at = entry.used_at = entry.written_at = now
     entry.idle_periods_charged = 0
+    entry.kept_apart = False
 
 
 def _set_value(entry: Entry, text: str, embedding_text: str, was: str, embedded: Embedded):
@@ -669,6 +670,7 @@ def _undo_merge(actor: Actor, place: Place, key: str) -> StoreResult:
         entry.strategy = Strategy.UNMERGE
         entry.status, entry.alias_of = Entry.Status.LIVE, None
         _write(entry, actor, now)
+        entry.kept_apart = True  # a person's decision: the next runs leave it apart
         entry.save()
         _event(actor, EntryEvent.Action.UNMERGE, entry)
         promotion.schedule([entry, *evicted])
@@ -692,13 +694,26 @@ def retired_purge(*, now=None, account=None, layer=None, dry_run: bool = False) 
     )
     if dry_run:
         return rows.count()
-    with transaction.atomic():
-        # Locked, in id order, before anything is deleted: a row a person restored or wrote
-        # meanwhile is read again once they commit, and no longer qualifies.
-        leaving = list(rows.select_for_update(of=("self",)).order_by("id"))
-        # Expired entries never marked so still hold their aliases.
-        release_aliases(
-            [e for e in leaving if e.status == Entry.Status.LIVE], now or timezone.now()
-        )
-        _, deleted = Entry.objects.filter(pk__in=[e.pk for e in leaving]).delete()
-    return deleted.get(Entry._meta.label, 0)
+    places = rows.values_list("account_id", "layer", "member_id").distinct()
+    deleted = 0
+    for place in sorted({Place(*row) for row in places}, key=_place_order):
+        # One layer at a time, locked as every writer locks it (the shelf, then rows in id
+        # order): what a person restored or wrote meanwhile is read after they commit and no
+        # longer qualifies, and a write that makes room never waits on the purge's rows.
+        with transaction.atomic():
+            lock_shelf(place)
+            here = rows.filter(
+                account_id=place.account_id, layer=place.layer, member_id=place.member_id
+            )
+            leaving = list(here.select_for_update(of=("self",)).order_by("id"))
+            # Expired entries never marked so still hold their aliases.
+            release_aliases(
+                [e for e in leaving if e.status == Entry.Status.LIVE], now or timezone.now()
+            )
+            _, counts = Entry.objects.filter(pk__in=[e.pk for e in leaving]).delete()
+            deleted += counts.get(Entry._meta.label, 0)
+    return deleted
+
+
+def _place_order(place: Place) -> tuple:
+    return (place.account_id, place.layer, place.member_id or 0)

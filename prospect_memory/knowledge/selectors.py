@@ -148,8 +148,8 @@ def _note_hit(note: NoteView, distance: float) -> Hit:
 
 def _entry_hit(entry: EntryView, distance: float) -> Hit:
     # An entry is stale by the same rule as a note, from when its source extracted it (or,
-    # without one, when it was written).
-    observed = entry.source.extracted_at or entry.updated_at
+    # without one, when a member or an agent last wrote it: a demotion is not news).
+    observed = entry.source.extracted_at or entry.written_at or entry.updated_at
     return Hit(
         kind=BUSINESS_MEMORY,
         distance=distance,

@@ -243,6 +243,38 @@ def test_an_undone_merge_stays_undone_on_the_next_run(merged, admin_actor):
     assert Entry.objects.get(key="rule:enterprise_deals").status == "live"
 
 
+def test_an_undone_merge_stays_undone_after_the_job_demotes_it(merged, admin_actor):
+    merge_undo(actor=admin_actor, key="rule:enterprise_deals")
+    later = timezone.now() + timedelta(days=31)
+    report = consolidate(account=admin_actor.account, now=later)
+    assert ("rule:enterprise_deals", "account", 60, 50) in report.demoted
+    assert report.merged == []
+    assert Entry.objects.get(key="rule:enterprise_deals").status == "live"
+    # Written again by an agent, it may join the other entry on a later run.
+    rule = Entry.objects.get(key="rule:enterprise").value
+    entry_store(actor=admin_actor, key="rule:enterprise_deals", value=rule)
+    assert [a for a, _, _, _ in consolidate(account=admin_actor.account).merged] == [
+        "rule:enterprise_deals"
+    ]
+
+
+def test_a_demotion_does_not_make_an_idle_entry_look_fresh(admin_actor, committed):
+    from prospect_memory.knowledge.selectors import knowledge_search
+
+    committed(
+        entry_store, actor=admin_actor, key="rule:discounts", value={"max": 15}, confidence=95
+    )
+    written = timezone.now() - timedelta(days=40)
+    Entry.objects.filter(key="rule:discounts").update(
+        written_at=written, updated_at=written, used_at=written
+    )
+    committed(consolidate, account=admin_actor.account)
+    entry = Entry.objects.get(key="rule:discounts")
+    assert (entry.confidence, entry.written_by_label) == (85, "consolidation")
+    [hit] = knowledge_search(actor=admin_actor, query="discounts", kinds=["business_memory"]).hits
+    assert hit.stale  # last written by a person or an agent 40 days ago
+
+
 def test_one_run_merges_every_near_pair_so_the_next_finds_none(admin_actor):
     rule = {"rule": "Enterprise deals need a champion and a security review first"}
     for key, confidence in [("rule:a", 90), ("rule:b", 60), ("rule:c", 50)]:

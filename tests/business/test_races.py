@@ -62,6 +62,21 @@ def fill(actor, count: int) -> None:
     Entry.objects.bulk_create(entries)
 
 
+def wait_for_a_lock_wait() -> None:
+    """Until a session of this database waits for a lock another one holds."""
+    waiting = (
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE wait_event_type = 'Lock' AND datname = current_database()"
+    )
+    for _ in range(1000):
+        with connection.cursor() as cursor:
+            cursor.execute(waiting)
+            if cursor.fetchone()[0]:
+                return
+        time.sleep(0.01)
+    pytest.fail("no session waited for a lock")
+
+
 def live_count(account) -> int:
     return Entry.objects.filter(account=account, status="live").count()
 
@@ -196,18 +211,63 @@ def test_an_entry_restored_while_consolidation_purges_stays(admin_actor):
     purged: list = []
     job = threading.Thread(target=lambda: purged.append(purge()))
     job.start()
-    waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-    for _ in range(300):  # until the purge waits for the restore's row lock
-        with connection.cursor() as cursor:
-            cursor.execute(waiting)
-            if cursor.fetchone()[0]:
-                break
-        time.sleep(0.01)
-    else:
-        pytest.fail("the purge never waited for the restore")
+    wait_for_a_lock_wait()  # the purge waits for the restore
     release.set()
     person.join(30)
     job.join(30)
     assert purged == [0]
     entry = Entry.objects.get(pk=result.entry.id)
     assert (entry.status, entry.retired_at) == ("live", None)
+
+
+def test_a_purge_and_a_restore_that_makes_room_never_deadlock(admin_actor, settings, monkeypatch):
+    """A restore into a full layer makes room (deleting the oldest evictions) while the
+    purge deletes old evictions of the same layer: one waits for the other, in the order
+    every writer locks (the layer, then rows by id), and both finish."""
+    from prospect_memory.business import services
+
+    settings.BUSINESS_MEMORY = {**getattr(settings, "BUSINESS_MEMORY", {}), "ACCOUNT_CAPACITY": 3}
+    ids = sorted(
+        entry_store(actor=admin_actor, key=f"k{i}", value=i, confidence=80).entry.id
+        for i in range(6)
+    )
+    now = timezone.now()
+    Entry.objects.filter(pk__in=ids[:-1]).update(
+        status="evicted", retired_at=now - timedelta(days=40)
+    )
+    Entry.objects.filter(pk=ids[-1]).update(status="evicted", retired_at=now - timedelta(days=29))
+    making_room, go = threading.Event(), threading.Event()
+    make_room = services._make_room
+
+    def paused(*args, **kwargs):
+        making_room.set()
+        go.wait(30)
+        return make_room(*args, **kwargs)
+
+    monkeypatch.setattr(services, "_make_room", paused)
+    outcomes: dict = {}
+
+    def run(name, work):
+        try:
+            outcomes[name] = work()
+        except Exception as error:  # asserted on below
+            outcomes[name] = error
+        finally:
+            connection.close()
+
+    person = threading.Thread(
+        target=run, args=("restore", lambda: eviction_restore(actor=admin_actor, entry_id=ids[-1]))
+    )
+    person.start()
+    assert making_room.wait(30)
+    job = threading.Thread(
+        target=run, args=("purge", lambda: retired_purge(now=now + timedelta(days=2)))
+    )
+    job.start()
+    wait_for_a_lock_wait()  # the purge waits for the restore
+    go.set()
+    person.join(60)
+    job.join(60)
+    assert not [o for o in outcomes.values() if isinstance(o, Exception)], outcomes
+    assert Entry.objects.get(pk=ids[-1]).status == "live"
+    assert not Entry.objects.filter(pk__in=ids[:-1]).exists()
