@@ -45,8 +45,8 @@ DEFAULTS: dict[str, Any] = {
     "LIST_PAGE_MAX": 1_000_000,
     # The notes' nearest-neighbour index (pgvector HNSW) for knowledge search: accounts with
     # more active notes than KNOWLEDGE_EXACT_MAX_NOTES are searched through it (fewer are
-    # compared exactly: bench/knowledge_bench.py measured 30 ms p50 for 20,000 notes in a
-    # table of 1M, faster than the index and never missing); its build parameters, the
+    # compared exactly: bench/knowledge_bench.py ranked 20,000 notes in a table of 1M in
+    # 27 ms p50, faster than the index and never missing); its build parameters, the
     # memory a build may take, and how many candidates a search keeps (README, Performance).
     "KNOWLEDGE_EXACT_MAX_NOTES": 25_000,
     "KNOWLEDGE_INDEX_M": 16,

@@ -15,6 +15,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from outreach.models import Account, Member
@@ -139,13 +140,15 @@ class Entry(EmbeddedModel):
     #: The last read or write by a member or an agent (consolidation's own writes do not
     #: count), and how many idle periods consolidation has charged since: together they
     #: make demotion idempotent.
-    used_at = models.DateTimeField(default=timezone.now)
-    idle_periods_charged = models.PositiveSmallIntegerField(default=0)
-    #: The last write by a member or an agent (consolidation's versions are not one): what
-    #: an entry without an extraction date is stale by.
-    written_at = models.DateTimeField(default=timezone.now)
+    # Database defaults too: rows loaded in bulk, or written by the previous release while a
+    # migration adds these columns, get them as well.
+    used_at = models.DateTimeField(default=timezone.now, db_default=Now())
+    idle_periods_charged = models.PositiveSmallIntegerField(default=0, db_default=0)
+    #: The last write by a member or an agent (consolidation's versions are not one, nor is
+    #: an undone merge): what an entry without an extraction date is stale by.
+    written_at = models.DateTimeField(default=timezone.now, db_default=Now())
     #: A person undid its merge: consolidation leaves it apart until it is written again.
-    kept_apart = models.BooleanField(default=False)
+    kept_apart = models.BooleanField(default=False, db_default=False)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.LIVE)
     #: When it left the live set (evicted or expired); kept RETIRED_KEEP_DAYS for restore.
     retired_at = models.DateTimeField(null=True, blank=True)

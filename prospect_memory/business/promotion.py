@@ -22,7 +22,7 @@ from datetime import datetime
 
 from celery import current_app
 from django.db import transaction
-from django.db.models import Count, F, Min, QuerySet
+from django.db.models import Count, Exists, F, Min, OuterRef, QuerySet
 from django.utils import timezone
 
 from prospect_memory.business.conf import business_settings
@@ -43,6 +43,16 @@ def qualifying(rows: QuerySet) -> QuerySet:
             status=Entry.Status.LIVE,
             confidence__gte=business_settings.PROMOTE_MIN_CONFIDENCE,
         )
+    )
+
+
+def qualifies(entry: Entry) -> bool:
+    """:func:`qualifying`, for an entry in hand."""
+    return (
+        entry.layer == Layer.ACCOUNT
+        and entry.status == Entry.Status.LIVE
+        and entry.confidence >= business_settings.PROMOTE_MIN_CONFIDENCE
+        and (entry.expires_at is None or entry.expires_at > timezone.now())
     )
 
 
@@ -73,6 +83,20 @@ def promote(entry_ids: Iterable[object]) -> dict[str, int]:
 
 
 def _promote_one(entry_id: object) -> str:
+    # Most writes change nothing in the index (an entry below the threshold, never promoted):
+    # tell so without a lock, a transaction or a commit to wait for. A write after this
+    # read schedules its own promotion.
+    state = (
+        Entry.objects.filter(pk=entry_id)
+        .annotate(qualifies=Exists(qualifying(Entry.objects.filter(pk=OuterRef("pk")))))
+        .values_list("version", "promotion__version", "qualifies")
+        .first()
+    )
+    if state is None:
+        return "current"
+    version, promoted_version, qualifies = state
+    if (not qualifies and promoted_version is None) or (qualifies and promoted_version == version):
+        return "current"
     with transaction.atomic():
         # Locked against a concurrent write of the entry, so the index never keeps a state
         # older than the last write (that write schedules its own promotion after this).

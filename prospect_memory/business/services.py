@@ -408,7 +408,8 @@ def entry_store(
         )
         if entry.embedding_status == pipeline.PENDING:
             pipeline.enqueue(ENTRIES, entry.pk)
-        promotion.schedule([entry, *evicted])
+        # A new entry below the threshold has nothing to bring into the index.
+        promotion.schedule([entry, *evicted] if current or promotion.qualifies(entry) else evicted)
     view = EntryView.of(entry)
     if alias is not None:
         view.alias_of, view.key = view.key, alias
@@ -423,13 +424,12 @@ def entry_store(
 def _likely_target(place: Place, key: str) -> Entry | None:
     """The live entry a write of ``key`` would change, read without a lock: the key's own,
     or the entry it was merged into."""
-    live = unexpired(_live(place))
-    entry = live.filter(key=key).first()
-    if entry is None:
-        alias = _in(place).filter(status=Entry.Status.MERGED, key=key).only("alias_of_id").first()
-        if alias is not None:
-            entry = live.filter(pk=alias.alias_of_id).first()
-    return entry
+    # One row at most (a key is one live entry or one alias of its layer).
+    statuses = [Entry.Status.LIVE, Entry.Status.MERGED]
+    found = unexpired(_in(place).filter(key=key, status__in=statuses)).first()
+    if found is not None and found.status == Entry.Status.MERGED:
+        return unexpired(_live(place)).filter(pk=found.alias_of_id).first()
+    return found
 
 
 def _predict(before: Entry | None, strategy: str, value: Any, category: str | None):
@@ -471,7 +471,7 @@ def _version_mismatch(key: str, layer: str, expected: int, found: int) -> Versio
 def _kept_for_alias(place: Place, key: str, now) -> Entry | None:
     """The live entry ``key`` was merged into (locked), if it is an alias in ``place``. An
     alias of an entry that expired meanwhile leaves with it, and the key is free again."""
-    alias = _in(place).filter(status=Entry.Status.MERGED, key=key).first()
+    alias = _in(place).filter(status=Entry.Status.MERGED, key=key).only("alias_of_id").first()
     if alias is None:
         return None
     kept = unexpired(_live(place)).select_for_update().filter(pk=alias.alias_of_id).first()
@@ -669,8 +669,10 @@ def _undo_merge(actor: Actor, place: Place, key: str) -> StoreResult:
         entry.version += 1
         entry.strategy = Strategy.UNMERGE
         entry.status, entry.alias_of = Entry.Status.LIVE, None
+        written = entry.written_at
         _write(entry, actor, now)
         entry.kept_apart = True  # a person's decision: the next runs leave it apart
+        entry.written_at = written  # its own value again, as old as it was
         entry.save()
         _event(actor, EntryEvent.Action.UNMERGE, entry)
         promotion.schedule([entry, *evicted])
@@ -694,7 +696,7 @@ def retired_purge(*, now=None, account=None, layer=None, dry_run: bool = False) 
     )
     if dry_run:
         return rows.count()
-    places = rows.values_list("account_id", "layer", "member_id").distinct()
+    places = rows.values_list("account_id", "layer", "member_id").order_by().distinct()
     deleted = 0
     for place in sorted({Place(*row) for row in places}, key=_place_order):
         # One layer at a time, locked as every writer locks it (the shelf, then rows in id

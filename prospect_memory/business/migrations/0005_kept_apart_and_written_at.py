@@ -1,3 +1,4 @@
+import django.db.models.functions.datetime
 import django.utils.timezone
 from django.db import migrations, models
 
@@ -14,10 +15,19 @@ UPDATE business_memory_entry e
        END
 """
 
-# Entries whose current version undoes a merge were kept apart by a person.
-BACKFILL_KEPT_APART = (
-    "UPDATE business_memory_entry SET kept_apart = true WHERE strategy = 'unmerge'"
-)
+# Entries a person separated from another: the current version undoes a merge, or the job
+# demoted it since and the last version someone else wrote does. (An entry already merged
+# again is left as it is: the operations guide says how to find it.)
+BACKFILL_KEPT_APART = """
+UPDATE business_memory_entry e
+   SET kept_apart = true
+ WHERE e.status <> 'merged'
+   AND (e.strategy = 'unmerge'
+        OR (e.written_by_label = 'consolidation'
+            AND (SELECT v.strategy FROM business_memory_entryversion v
+                  WHERE v.entry_id = e.id AND v.written_by_label <> 'consolidation'
+                  ORDER BY v.version DESC LIMIT 1) = 'unmerge'))
+"""
 
 
 class Migration(migrations.Migration):
@@ -26,15 +36,31 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.AlterField(
+            model_name="entry",
+            name="used_at",
+            field=models.DateTimeField(
+                db_default=django.db.models.functions.datetime.Now(),
+                default=django.utils.timezone.now,
+            ),
+        ),
+        migrations.AlterField(
+            model_name="entry",
+            name="idle_periods_charged",
+            field=models.PositiveSmallIntegerField(db_default=0, default=0),
+        ),
         migrations.AddField(
             model_name="entry",
             name="kept_apart",
-            field=models.BooleanField(default=False),
+            field=models.BooleanField(db_default=False, default=False),
         ),
         migrations.AddField(
             model_name="entry",
             name="written_at",
-            field=models.DateTimeField(default=django.utils.timezone.now),
+            field=models.DateTimeField(
+                db_default=django.db.models.functions.datetime.Now(),
+                default=django.utils.timezone.now,
+            ),
         ),
         migrations.RunSQL(BACKFILL_WRITTEN_AT, migrations.RunSQL.noop),
         migrations.RunSQL(BACKFILL_KEPT_APART, migrations.RunSQL.noop),
