@@ -1,4 +1,5 @@
-"""Answers Kit gives before or instead of a view: NUL bytes refused, a lost database 503."""
+"""Answers Kit gives before or instead of a view: NUL bytes refused, a lost database 503;
+and what every answer to a signed-in person or a token carries: no caching."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from django.conf import settings
 from django.core.exceptions import TooManyFieldsSent
 from django.db import InterfaceError, OperationalError, close_old_connections
 from django.http import JsonResponse
+from django.utils.cache import patch_cache_control
 
 logger = logging.getLogger(__name__)
 
@@ -87,3 +89,24 @@ class RejectNulBytesMiddleware:
             details = {"fields": {field[:40]: [problem]}}
             body = {"error": {"code": "validation_error", "message": message, "details": details}}
         return JsonResponse(body, status=400)
+
+
+class PrivateAnswersMiddleware:
+    """Answers to a signed-in person or a bearer token are never stored by a browser or a
+    proxy: they show decrypted notes and a member's own context, which a shared computer's
+    back button or cache must not show to the next person after sign-out.
+
+    A view that says how its answer may be cached keeps its own header.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if response.has_header("Cache-Control"):
+            return response
+        user = getattr(request, "user", None)
+        if "HTTP_AUTHORIZATION" in request.META or (user is not None and user.is_authenticated):
+            patch_cache_control(response, private=True, no_store=True)
+        return response

@@ -9,8 +9,9 @@ the validation messages and the write budget live here and nowhere else:
 1. the token's scope (a missing one is a challenge to authorize again),
 2. the account (Outreach add-on, active subscription),
 3. the arguments against the input schema (every problem at once, by field),
-4. the role, which may depend on the arguments (module admin for shared writes),
-5. the write budget (writes only, and only once 1-4 passed),
+4. the role, which may depend on the arguments or on the thing they name (module admin
+   for shared writes; the layer of the evicted entry a restore brings back),
+5. the write budget (writes only, and only once 1-4 passed: a refusal of 1-4 is free),
 6. the operation itself, whose service applies the product's rules.
 """
 
@@ -55,8 +56,10 @@ class Operation:
     data_schema: dict[str, Any]
     scope: str
     run: Callable[[Actor, dict[str, Any]], dict[str, Any]]
-    #: ``MEMBER`` or ``MODULE_ADMIN``, or a function of the arguments that says which.
-    role: str | Callable[[dict[str, Any]], str] = MEMBER
+    #: ``MEMBER`` or ``MODULE_ADMIN``, or a function of the actor and the arguments that says
+    #: which. A role that depends on the target looks the target up here (through the
+    #: actor's account) and may refuse with ``not_found``: before the budget is spent.
+    role: str | Callable[[Actor, dict[str, Any]], str] = MEMBER
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
@@ -92,8 +95,8 @@ class Operation:
             checks.append(RateLimited)
         return tuple(dict.fromkeys([*checks, *self.refusals]))
 
-    def role_for(self, arguments: dict[str, Any]) -> str:
-        return self.role(arguments) if callable(self.role) else self.role
+    def role_for(self, actor: Actor, arguments: dict[str, Any]) -> str:
+        return self.role(actor, arguments) if callable(self.role) else self.role
 
     def argument_errors(self, arguments: Any) -> dict[str, list[str]]:
         """Schema problems of ``arguments``, by field (``"(arguments)"`` for the whole)."""
@@ -150,7 +153,7 @@ def execute(
             f"Invalid arguments for {operation.name}: {first_field}: {first[0]}.",
             details={"fields": problems},
         )
-    require_role(actor, operation.role_for(arguments))
+    require_role(actor, operation.role_for(actor, arguments))
     if operation.writes:
         write_allowed(actor)
     return operation.run(actor, arguments)

@@ -16,6 +16,7 @@ from django.utils.html import format_html, format_html_join
 from outreach.access import Actor
 from outreach.errors import KitError
 from prospect_memory.conf import app_settings
+from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin
 from prospect_memory.markdown import render_markdown
 from prospect_memory.models import AuditEvent, Compaction, Dossier, Note, UsageEvent
 from prospect_memory.rules import is_stale, stale_cutoff
@@ -40,16 +41,8 @@ class StaleFilter(admin.SimpleListFilter):
         return queryset
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-
 @admin.register(Note)
-class NoteAdmin(ReadOnlyAdmin):
+class NoteAdmin(SealedValuesAdmin):
     list_display = [
         "id",
         "account",
@@ -81,6 +74,10 @@ class NoteAdmin(ReadOnlyAdmin):
         "embedding_model",
     ]
     readonly_fields = fields
+    sealed_fields = {
+        "decrypted_title": "prospect_memory.view_note",
+        "decrypted_body": "prospect_memory.view_note",
+    }
     actions = ["delete_notes"]
 
     @admin.display(ordering="dossier__domain")

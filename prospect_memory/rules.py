@@ -268,8 +268,13 @@ def compaction_suggested_dossiers() -> Q:
     return Q(active_note_count__gt=app_settings.COMPACTION_SUGGESTED_ABOVE)
 
 
-#: Replies after which Kit must not write to the company again.
-STOP_SENTIMENTS = (Reply.Sentiment.NEGATIVE, Reply.Sentiment.BOUNCE)
+#: Replies after which Kit must not write to the company again. An unsubscribe reply is an
+#: opt-out in law (CAN-SPAM, GDPR art. 21) whether or not anyone recorded a suppression.
+STOP_SENTIMENTS = (
+    Reply.Sentiment.NEGATIVE,
+    Reply.Sentiment.BOUNCE,
+    Reply.Sentiment.UNSUBSCRIBE,
+)
 
 
 @dataclass(frozen=True)

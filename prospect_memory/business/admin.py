@@ -1,8 +1,9 @@
 """Staff moderation of business memory in Django admin, under model permissions.
 
-Lists show keys, layers, confidence and dates, never values; a value is decrypted on an
-entry's or version's detail page for staff with that model's ``view`` permission (and on an
-evicted entry's only with the entry's). Deletes and restores go through the services.
+Lists show keys, layers, confidence and dates, never values; a value is decrypted on a
+detail page only for staff who may view entries (``view_entry``), whether the page is the
+entry's, an evicted entry's or a kept version's (``prospect_memory.core.admin``). Deletes
+and restores go through the services.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from prospect_memory.business.services import (
     merge_undo_entry,
 )
 from prospect_memory.business.templatetags.business_format import pretty_json
+from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin
 
 
 def _pretty(value) -> str:
@@ -65,12 +67,8 @@ class ExpiryFilter(admin.SimpleListFilter):
         return queryset
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
+#: Reading a value, on any page that shows one, is reading the entry.
+_VALUE_READ = {"decrypted_value": "business_memory.view_entry"}
 
 
 _ENTRY_FIELDS = [
@@ -102,7 +100,7 @@ _ENTRY_FIELDS = [
 
 
 @admin.register(Entry)
-class EntryAdmin(ReadOnlyAdmin):
+class EntryAdmin(SealedValuesAdmin):
     list_display = [
         "key",
         "account",
@@ -120,6 +118,7 @@ class EntryAdmin(ReadOnlyAdmin):
     list_select_related = ["account", "member__user"]
     fields = _ENTRY_FIELDS
     readonly_fields = _ENTRY_FIELDS
+    sealed_fields = _VALUE_READ
     actions = ["delete_entries", "undo_merges"]
 
     @admin.display(description="Value")
@@ -185,13 +184,14 @@ class EntryAdmin(ReadOnlyAdmin):
 
 
 @admin.register(EvictedEntry)
-class EvictedEntryAdmin(ReadOnlyAdmin):
+class EvictedEntryAdmin(SealedValuesAdmin):
     list_display = ["key", "account", "layer", "member", "confidence", "status", "retired_at"]
     list_filter = ["account", "layer", "category", ConfidenceFilter, "status"]
     search_fields = ["key", "=id"]
     list_select_related = ["account", "member__user"]
     fields = _ENTRY_FIELDS
     readonly_fields = _ENTRY_FIELDS
+    sealed_fields = _VALUE_READ
     actions = ["restore"]
 
     def get_queryset(self, request):
@@ -199,16 +199,6 @@ class EvictedEntryAdmin(ReadOnlyAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
-
-    def get_fields(self, request, obj=None):
-        # Seeing that an entry left is this admin's permission; reading values is the
-        # entry admin's.
-        if request.user.has_perm("business_memory.view_entry"):
-            return _ENTRY_FIELDS
-        return [f for f in _ENTRY_FIELDS if f != "decrypted_value"]
-
-    def get_readonly_fields(self, request, obj=None):
-        return self.get_fields(request, obj)
 
     @admin.display(description="Value")
     def decrypted_value(self, entry):
@@ -251,13 +241,14 @@ _VERSION_FIELDS = [
 
 
 @admin.register(EntryVersion)
-class EntryVersionAdmin(ReadOnlyAdmin):
+class EntryVersionAdmin(SealedValuesAdmin):
     list_display = ["entry", "version", "account", "category", "confidence", "written_at"]
     list_filter = ["account", "category", ConfidenceFilter]
     search_fields = ["entry__key"]
     list_select_related = ["entry", "account"]
     fields = _VERSION_FIELDS
     readonly_fields = _VERSION_FIELDS
+    sealed_fields = _VALUE_READ
 
     def has_delete_permission(self, request, obj=None):
         return False

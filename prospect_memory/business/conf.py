@@ -28,6 +28,12 @@ DEFAULTS: dict[str, Any] = {
     # Evicted and expired entries are kept this long for restore, then purged; a layer
     # keeps at most as many of them as its capacity (the oldest go first).
     "RETIRED_KEEP_DAYS": 30,
+    # Pages: an entry page compares consecutive versions inline until this many lines of
+    # formatted JSON have been compared (then each pair on its own page), and a comparison
+    # shows at most COMPARE_SHOWN_MAX_LINES lines: whatever the values, a page costs
+    # milliseconds (scripts/bench, "entry page, worst case").
+    "PAGE_COMPARE_MAX_LINES": 2000,
+    "COMPARE_SHOWN_MAX_LINES": 1000,
     # Reading.
     "LIST_LIMIT_DEFAULT": 20,
     "LIST_LIMIT_MAX": 100,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from outreach import scopes
 from outreach.access import Actor
-from outreach.errors import NotModuleAdmin
 from outreach.operations import Operation
 from prospect_memory.business import payloads, schemas
 from prospect_memory.business.conf import business_settings as limits
@@ -27,6 +26,7 @@ from prospect_memory.business.selectors import (
     entry_history,
     entry_recall,
     evictions_list,
+    retired_for_actor,
 )
 from prospect_memory.business.services import (
     entry_delete,
@@ -143,8 +143,14 @@ def _restore_eviction(actor: Actor, arguments: dict) -> dict:
     return payloads.store_data(eviction_restore(actor=actor, entry_id=arguments["entry_id"]))
 
 
-def _writer(arguments: dict) -> str:
+def _writer(actor: Actor, arguments: dict) -> str:
     return layer_role(arguments.get("layer", Layer.ACCOUNT))
+
+
+def _eviction_writer(actor: Actor, arguments: dict) -> str:
+    """Who may bring an evicted entry back depends on its layer (not_found outside the
+    actor's account or another member's context)."""
+    return layer_role(retired_for_actor(actor, arguments["entry_id"]).layer)
 
 
 STORE = Operation(
@@ -284,9 +290,9 @@ RESTORE_EVICTION = Operation(
     input_schema=schemas.EVICTION_ID_INPUT,
     data_schema=schemas.STORE,
     scope=scopes.WRITE,
+    role=_eviction_writer,
     run=_restore_eviction,
-    # The role depends on the entry's layer, which only the service knows.
-    refusals=(NotFound, KeyTaken, NotModuleAdmin),
+    refusals=(NotFound, KeyTaken),
 )
 
 #: Served as MCP tools; the rest are REST only.

@@ -23,6 +23,11 @@ urlpatterns = [
         name="business-version-restore",
     ),
     path(
+        "business-memory/<str:layer>/<str:key>/versions/<int:version>/changes/",
+        views.version_changes_page,
+        name="business-version-changes",
+    ),
+    path(
         "business-memory/<str:layer>/<str:key>/unmerge/",
         views.merge_undo_page,
         name="business-merge-undo",

@@ -8,8 +8,6 @@ another account or another member's context answers 404.
 
 from __future__ import annotations
 
-import difflib
-
 from django import forms
 from django.contrib import messages
 from django.http import Http404
@@ -20,6 +18,7 @@ from outreach.errors import KitError, NotFound, ValidationFailed
 from outreach.jsonbody import BadJSON, loads
 from outreach.pages import member_required, perform
 from prospect_memory.business import operations
+from prospect_memory.business.changes import FOLD, Change, folded, line_changes
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import ValueTooLarge, VersionMismatch
 from prospect_memory.business.models import KEY_HINT, Category, Layer
@@ -53,14 +52,18 @@ def _entry(actor, layer: str, key: str):
         raise Http404("No such entry in this account's business memory.") from None
 
 
-def value_diff(old, new) -> list[tuple[str, str]]:
-    """What changed between two values, line by line: ("add" | "remove" | "same", text)."""
-    lines = []
-    for line in difflib.ndiff(pretty_json(old).splitlines(), pretty_json(new).splitlines()):
-        kind = {"+ ": "add", "- ": "remove", "  ": "same"}.get(line[:2])
-        if kind:
-            lines.append((kind, line[2:]))
-    return lines
+def value_changes(old_lines: list[str], new_lines: list[str]) -> list[Change]:
+    """What changed between two values' formatted lines, folded and cut to what a page shows."""
+    changes = folded(line_changes(old_lines, new_lines))
+    most = business_settings.COMPARE_SHOWN_MAX_LINES
+    if len(changes) > most:
+        more = len(changes) - most
+        changes = [*changes[:most], Change(FOLD, f"{more} more lines not shown")]
+    return changes
+
+
+def _lines(value) -> list[str]:
+    return pretty_json(value).splitlines()
 
 
 @require_GET
@@ -95,11 +98,18 @@ def entry_page(request, layer: str, key: str):
     actor = request.actor
     entry = EntryView.of(_entry(actor, layer, key))
     versions = entry_history_views(actor, entry.id)
+    # Each version against the one after it, inline while the page's comparison budget
+    # lasts; past it a version links to its own comparison page.
+    budget = business_settings.PAGE_COMPARE_MAX_LINES
     changes = []
-    newer = entry
+    newer_lines = _lines(entry.value)
     for version in versions:
-        changes.append({"version": version, "diff": value_diff(version.value, newer.value)})
-        newer = version
+        lines = _lines(version.value)
+        cost = len(lines) + len(newer_lines)
+        diff = value_changes(lines, newer_lines) if cost <= budget else None
+        budget -= cost if diff is not None else 0
+        changes.append({"version": version, "diff": diff})
+        newer_lines = lines
     return render(
         request,
         "business_memory/entry.html",
@@ -301,7 +311,34 @@ def version_restore_page(request, layer: str, key: str, version: int):
     return render(
         request,
         "business_memory/restore_version.html",
-        {"entry": entry, "kept": kept, "diff": value_diff(entry.value, kept.value)},
+        {
+            "entry": entry,
+            "kept": kept,
+            "diff": value_changes(_lines(entry.value), _lines(kept.value)),
+        },
+    )
+
+
+@require_GET
+@member_required
+def version_changes_page(request, layer: str, key: str, version: int):
+    """What changed from one kept version to the version after it (one pair, on its own)."""
+    actor = request.actor
+    entry = EntryView.of(_entry(actor, layer, key))
+    versions = entry_history_views(actor, entry.id)  # newest first
+    position = next((i for i, v in enumerate(versions) if v.version == version), None)
+    if position is None:
+        raise Http404("That version is not kept.")
+    newer = versions[position - 1] if position else entry
+    return render(
+        request,
+        "business_memory/version_changes.html",
+        {
+            "entry": entry,
+            "kept": versions[position],
+            "newer": newer,
+            "diff": value_changes(_lines(versions[position].value), _lines(newer.value)),
+        },
     )
 
 

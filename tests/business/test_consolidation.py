@@ -183,7 +183,7 @@ def test_the_command_consolidates_one_account_or_every_one(admin_actor, rival_ac
         entry_store(actor=actor, key="pattern", value={"n": 1}, confidence=80)
     Entry.objects.update(used_at=timezone.now() - timedelta(days=31))
     call_command("consolidate_memory", "--account", admin_actor.account.slug, "--dry-run")
-    assert "would purge 0, demote 1, merge 0" in capsys.readouterr().out
+    assert "would purge 0, demote 1, merge 0 in the shared layer" in capsys.readouterr().out
     assert set(Entry.objects.values_list("confidence", flat=True)) == {80}
     call_command("consolidate_memory")
     assert set(Entry.objects.values_list("confidence", flat=True)) == {70}

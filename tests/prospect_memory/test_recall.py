@@ -106,7 +106,7 @@ def test_relationship_and_stop_on_negative_reply(actor, account):
         ("positive", False),
         ("neutral", False),
         ("out_of_office", False),
-        ("unsubscribe", False),
+        ("unsubscribe", True),
     ],
 )
 def test_stop_conditions_by_last_reply(actor, account, sentiment, stop):

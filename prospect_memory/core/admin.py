@@ -1,0 +1,38 @@
+"""What every memory's Django admin shares: read-only moderation, and one rule for
+decrypted values.
+
+A model admin that shows a sealed value (a note's title and body, an entry's or a
+version's value) names it in :attr:`SealedValuesAdmin.sealed_fields` with the permission
+that reads it: the ``view`` permission of the model the value belongs to (an evicted entry
+and a kept version belong to the entry). Staff without it see the row without the value,
+whatever admin page they reach it through.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Moderation pages: rows are looked at and acted on through actions, never edited."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class SealedValuesAdmin(ReadOnlyAdmin):
+    #: A displayed field that decrypts a value -> the permission needed to see it.
+    sealed_fields: dict[str, str] = {}
+
+    def may_read(self, request, field: str) -> bool:
+        permission = self.sealed_fields.get(field)
+        return permission is None or request.user.has_perm(permission)
+
+    def get_fields(self, request, obj=None):
+        return [f for f in super().get_fields(request, obj) if self.may_read(request, f)]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f for f in super().get_readonly_fields(request, obj) if self.may_read(request, f)]

@@ -1,0 +1,510 @@
+"""Stored text is data, never instructions (SPEC 15): what Kit refuses and flags at write.
+
+Agents write notes and entries from what they read on the web, and every later agent reads
+them back into its context. A page can carry text addressed to those agents, hidden text,
+or a link built to carry data out. Two checks run on every text written to either memory:
+
+- **Refused**: characters that do not show (Unicode format characters, category Cf, and
+  control characters) except what emoji need: a zero-width joiner between two emoji, the
+  tag characters of a subdivision flag (🏴 + tags + cancel tag), one variation selector
+  after a character. :func:`invisible_characters` finds them; the write is refused with
+  the field and the position, and nothing is stored.
+- **Flagged**: :func:`scan` finds text that addresses an AI with instructions (in the
+  five product languages), markup that renders invisibly, and links whose address looks
+  like it carries data. The write succeeds; the item keeps its :class:`Flag` list (reason,
+  field, span), every answer that returns it says so, and people clear or delete it.
+
+A detector of phrases cannot catch every attack (docs/security.md, "Memory poisoning", says
+what it misses); what it catches it explains, and its false flags on ordinary research
+that talks about AI, assistants, agents and instructions are measured on the labelled set
+in ``datasets/integrity_set.jsonl`` (``manage.py integrity_report``).
+
+Everything here is pure: no database, no settings. A note of 10 KB is checked in well under
+a millisecond (``scripts/bench``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from functools import cache
+from html.parser import HTMLParser
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from prospect_memory.core import integrity_patterns
+
+# --- refused: characters that do not show -------------------------------------------------
+
+ZWJ = "\u200d"
+_BLACK_FLAG = "\U0001f3f4"
+_CANCEL_TAG = "\U000e007f"
+#: Letters that render as nothing although they are not format characters.
+_BLANK_LETTERS = "\u115f\u1160\u3164\uffa0\u034f"
+_ALLOWED_CONTROLS = "\t\n\r"
+
+
+def _is_variation_selector(char: str) -> bool:
+    code = ord(char)
+    return 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF
+
+
+def _is_emoji(char: str) -> bool:
+    """A pictographic symbol or an emoji modifier (skin tones)."""
+    return unicodedata.category(char) in ("So", "Sk") and ord(char) > 0x2000
+
+
+@cache
+def _suspects() -> re.Pattern:
+    """One character class of everything that may be invisible (checked one by one)."""
+    codes = [
+        chr(c)
+        for c in range(0x110000)
+        if unicodedata.category(chr(c)) == "Cf"
+        or (unicodedata.category(chr(c)) == "Cc" and chr(c) not in _ALLOWED_CONTROLS)
+    ]
+    codes += list(_BLANK_LETTERS)
+    codes += [chr(c) for c in range(0xFE00, 0xFE10)] + [chr(c) for c in range(0xE0100, 0xE01F0)]
+    return re.compile("[" + "".join(re.escape(c) for c in codes) + "]")
+
+
+@dataclass(frozen=True)
+class Invisible:
+    """A refused character: its position (in characters, from 0) and what it is."""
+
+    position: int
+    char: str
+
+    @property
+    def name(self) -> str:
+        code = ord(self.char)
+        return f"U+{code:04X} {unicodedata.name(self.char, 'control character')}"
+
+
+def _flag_tags_end(text: str, start: int) -> int:
+    """After 🏴 at ``start - 1``: the end of a subdivision flag's tags, or ``start``."""
+    end = start
+    while end < len(text) and end - start < 8:
+        code = ord(text[end])
+        if 0xE0030 <= code <= 0xE0039 or 0xE0061 <= code <= 0xE007A:
+            end += 1
+            continue
+        break
+    if 2 <= end - start <= 6 and end < len(text) and text[end] == _CANCEL_TAG:
+        return end + 1
+    return start
+
+
+def invisible_characters(text: str) -> list[Invisible]:
+    """Every character of ``text`` that is refused, in order."""
+    found: list[Invisible] = []
+    suspects = _suspects()
+    allowed_until = -1  # the tags of a subdivision flag
+    for match in suspects.finditer(text):
+        position = match.start()
+        char = text[position]
+        if position < allowed_until:
+            continue
+        before = text[position - 1] if position else ""
+        after = text[position + 1] if position + 1 < len(text) else ""
+        if char == ZWJ and before and after:
+            # Emoji sequences: 👩 ZWJ 💻, ❤️ ZWJ 🔥 (after a variation selector), 👍🏽 ZWJ ...
+            joined = _is_emoji(before) or (
+                _is_variation_selector(before) and position > 1 and _is_emoji(text[position - 2])
+            )
+            if joined and _is_emoji(after):
+                continue
+        elif _is_variation_selector(char):
+            # One selector after a visible character (❤️, 1️⃣, 葛󠄀); a run of them is how
+            # data is smuggled in "emoji" (each selector one byte).
+            if before and not _is_variation_selector(before) and not before.isspace():
+                continue
+        elif 0xE0020 <= ord(char) <= 0xE007F and before == _BLACK_FLAG:
+            end = _flag_tags_end(text, position)
+            if end > position:
+                allowed_until = end
+                continue
+        found.append(Invisible(position, char))
+    return found
+
+
+def invisible_problem(text: str, field: str, *, shown: int = 3) -> str | None:
+    """The refusal of ``text`` in ``field`` in words an agent can act on, or None."""
+    found = invisible_characters(text)
+    if not found:
+        return None
+    where = ", ".join(f"{f.name} at position {f.position}" for f in found[:shown])
+    more = f" and {len(found) - shown} more" if len(found) > shown else ""
+    return (
+        f"{field} contains {len(found)} invisible or control character"
+        f"{'s' if len(found) != 1 else ''} ({where}{more}), which can hide text from the "
+        "people who read it; remove them and save again (emoji are fine)"
+    )
+
+
+# --- flagged: what the detector finds ----------------------------------------------------
+
+INSTRUCTION, HIDDEN_MARKUP, DATA_LINK = "instruction", "hidden_markup", "data_link"
+
+#: What each kind of flag means, as answers and pages say it.
+KINDS: dict[str, tuple[str, str]] = {
+    "override": (INSTRUCTION, "tells an AI to ignore or replace its instructions"),
+    "role": (INSTRUCTION, "tries to give an AI a new role, mode or task"),
+    "address": (INSTRUCTION, "speaks to AI assistants or agents that read it"),
+    "conceal": (INSTRUCTION, "asks an AI to keep something from the person it works for"),
+    "send": (INSTRUCTION, "asks an AI to send data somewhere"),
+    "tool": (INSTRUCTION, "asks an AI to call a tool or run a command"),
+    "memory_write": (INSTRUCTION, "asks an AI to change what Kit remembers or whom it contacts"),
+    "html_comment": (HIDDEN_MARKUP, "an HTML comment, invisible when the text is shown"),
+    "markdown_comment": (HIDDEN_MARKUP, "a markdown comment, invisible when the text is shown"),
+    "hidden_style": (HIDDEN_MARKUP, "markup styled to be invisible"),
+    "hidden_element": (HIDDEN_MARKUP, "an element that is never shown (script, style, hidden)"),
+    "image_beacon": (DATA_LINK, "an image that would load an address carrying data"),
+    "placeholder": (DATA_LINK, "a link with a placeholder to be filled in with data"),
+    "encoded_data": (DATA_LINK, "a link carrying a long encoded value"),
+    "data_parameter": (DATA_LINK, "a link whose parameter asks for data or secrets"),
+}
+
+#: The most flags kept per item (the first ones, in field order).
+MAX_FLAGS = 10
+#: The longest matched text quoted back in an answer.
+QUOTE_CHARS = 160
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One finding: its kind, the field it is in, and the span of that field's text."""
+
+    kind: str
+    field: str
+    start: int
+    end: int
+    language: str = ""
+
+    @property
+    def reason(self) -> str:
+        return KINDS[self.kind][0]
+
+    @property
+    def explanation(self) -> str:
+        return KINDS[self.kind][1]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Flag:
+        return cls(
+            **{k: data[k] for k in ("kind", "field", "start", "end")},
+            language=data.get("language", ""),
+        )
+
+
+def dumps(flags: list[Flag]) -> str:
+    """Flags as stored (JSON; the caller seals it)."""
+    return json.dumps([f.to_dict() for f in flags], separators=(",", ":"))
+
+
+def loads(text: str) -> list[Flag]:
+    return [Flag.from_dict(item) for item in json.loads(text)] if text else []
+
+
+# --- instructions, in the five product languages ------------------------------------------
+
+
+@cache
+def _compiled() -> tuple[tuple[str, ...], list[tuple[str, str, frozenset[str], re.Pattern]]]:
+    """Every trigger word once, and the rules with their triggers and compiled patterns."""
+    flags = re.IGNORECASE | re.MULTILINE
+    compiled = [
+        (language, rule.kind, frozenset(rule.triggers), re.compile(rule.pattern, flags))
+        for language, rule in integrity_patterns.rules()
+    ]
+    triggers = tuple(sorted({t for _, _, words, _ in compiled for t in words}))
+    return triggers, compiled
+
+
+#: Words nearly every sentence of a language has: a language's rules run on a text only when
+#: two of them occur (English rules always run: injected text is most often English).
+_FUNCTION_WORDS = {
+    "de": frozenset(
+        "der die das und nicht ist mit sie ein eine einen für dass auf den zu du dem des "
+        "bitte wenn ich wir ihr dich dir bei jeder jede oder auch sind wird".split()
+    ),
+    "fr": frozenset(
+        "le la les et est pas une un pour que qui dans des du tu vous ce ne sur au aux "
+        "avec en il elle sont mais ou son sa ses leur cette ces tout chaque".split()
+    ),
+    "es": frozenset(
+        "el la los las y es que una un para por con del al se su tu usted lo como en este "
+        "esta pero sus cada".split()
+    ),
+    "pl": frozenset(
+        "w nie na się jest z że jak dla od po ci pan pani czy są oraz ten ta te tę każdy "
+        "każdej który która".split()
+    ),
+}
+_WORD = re.compile(r"\w+")
+
+
+def _languages(lowered: str) -> set[str]:
+    words = set(_WORD.findall(lowered))
+    found = {"", "en"}
+    found.update(lang for lang, markers in _FUNCTION_WORDS.items() if len(words & markers) >= 2)
+    return found
+
+
+def _instructions(text: str, field: str) -> Iterator[Flag]:
+    triggers, compiled = _compiled()
+    lowered = text.lower()
+    present = {trigger for trigger in triggers if trigger in lowered}
+    if not present:
+        return
+    languages = _languages(lowered)
+    for language, kind, words, pattern in compiled:
+        if language not in languages or present.isdisjoint(words):
+            continue
+        for match in pattern.finditer(text):
+            start, end = match.span()
+            # Where a clause starts is not part of what was said.
+            while start < end and text[start] in " \t\r\n.!?:;,-–—*>(\"'„“«|":
+                start += 1
+            if end > start:
+                yield Flag(kind, field, start, end, language)
+
+
+# --- markup that renders invisibly ---------------------------------------------------------
+
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_MARKDOWN_COMMENT = re.compile(r"^\s{0,3}\[(?://|comment|_)\]:\s*(?:#|<>)\s*[(\"'].*$", re.M)
+_TAG = re.compile(r"<\s*([a-zA-Z][\w-]*)\b([^<>]*)>")
+_NEVER_SHOWN = {"script", "style", "template", "noscript", "iframe", "object", "embed", "meta"}
+_HIDING_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|font-size\s*:\s*0(?![.\d]*[1-9])"
+    r"|opacity\s*:\s*0(?:\.0+)?\s*(?:;|$|!)|(?:^|[;\s])(?:height|width|max-height|max-width)"
+    r"\s*:\s*0(?:px)?\s*(?:;|$|!)|(?:left|top|text-indent|margin-left)\s*:\s*-\d{3,}"
+    r"|clip(?:-path)?\s*:\s*(?:rect\(\s*0|inset\(\s*50%)|(?<![-\w])color\s*:\s*(?:transparent|"
+    r"white|#fff(?:fff)?\b|rgba\([^)]*,\s*0\s*\))",
+    re.IGNORECASE,
+)
+
+
+class _Attributes(HTMLParser):
+    """The attributes of one start tag, parsed as a browser would read them."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.attrs: dict[str, str] = {}
+
+    def handle_starttag(self, tag, attrs):
+        self.attrs = {name.lower(): (value or "") for name, value in attrs}
+
+
+def _attributes(tag: str) -> dict[str, str]:
+    parser = _Attributes()
+    parser.feed(tag)
+    parser.close()
+    return parser.attrs
+
+
+def _element_end(text: str, name: str, after: int) -> int:
+    closing = re.compile(rf"<\s*/\s*{re.escape(name)}\s*>", re.IGNORECASE).search(text, after)
+    return closing.end() if closing else after
+
+
+def _hidden_markup(text: str, field: str) -> Iterator[Flag]:
+    if "<!--" in text:
+        for match in _HTML_COMMENT.finditer(text):
+            yield Flag("html_comment", field, *match.span())
+    if "]:" in text:
+        for match in _MARKDOWN_COMMENT.finditer(text):
+            yield Flag("markdown_comment", field, *match.span())
+    if "<" not in text:
+        return
+    for match in _TAG.finditer(text):
+        name = match.group(1).lower()
+        if name in _NEVER_SHOWN:
+            yield Flag(
+                "hidden_element", field, match.start(), _element_end(text, name, match.end())
+            )
+            continue
+        attributes_text = match.group(2)
+        if not attributes_text.strip():
+            continue
+        attributes = _attributes(match.group(0))
+        hidden = "hidden" in attributes or attributes.get("type", "").lower() == "hidden"
+        styled = bool(_HIDING_STYLE.search(attributes.get("style", "")))
+        if hidden or styled:
+            kind = "hidden_style" if styled else "hidden_element"
+            yield Flag(kind, field, match.start(), _element_end(text, name, match.end()))
+
+
+# --- links that carry data -----------------------------------------------------------------
+
+_LINK = re.compile(
+    r"(!?)\[[^\]\n]{0,500}\]\(\s*<?((?:https?:)?//[^)\s>]+)"  # markdown link or image
+    r"|((?:https?:)?//[^\s<>\"')\]]+)"  # a bare address
+    r"|(?:src|href)\s*=\s*[\"']?((?:https?:)?//[^\"'\s>]+)",  # an HTML attribute
+    re.I,
+)
+_PLACEHOLDER = re.compile(
+    r"\{\{?[^{}]{1,60}\}\}?|\$\{[^}]{1,60}\}|\[\[[^\]]{1,60}\]\]|%7B[^%]{1,60}%7D|<[A-Z_]{3,}>"
+    r"|%3C[A-Z_]{3,}%3E|__[A-Z_]{3,}__|=(?:[A-Z]+_){1,}[A-Z]+\b|=[A-ZÄÖÜ]{8,}(?:&|$)"
+)
+_ENCODED = re.compile(r"^[A-Za-z0-9+/_=-]{40,}$|^(?:[0-9a-fA-F]{2}){20,}$")
+
+
+def _looks_encoded(value: str) -> bool:
+    """Base64 or hex of some length: mixed case and digits, or hex; not a slug of words."""
+    if not _ENCODED.match(value):
+        return False
+    if re.fullmatch(r"(?:[0-9a-fA-F]{2})+", value):
+        return True
+    has = [any(test(c) for c in value) for test in (str.isupper, str.islower, str.isdigit)]
+    return all(has) and value.count("-") <= 2 and len(set(value)) > 12
+
+
+#: Parameters named for what an attacker wants carried out.
+_DATA_PARAMETERS = {
+    "data",
+    "payload",
+    "content",
+    "conversation",
+    "chat",
+    "history",
+    "context",
+    "memory",
+    "prompt",
+    "system_prompt",
+    "secret",
+    "secrets",
+    "api_key",
+    "apikey",
+    "key",
+    "token",
+    "password",
+    "pwd",
+    "passwd",
+    "creds",
+    "credentials",
+    "cookie",
+    "cookies",
+    "leak",
+    "exfil",
+    "dump",
+    "notes",
+    "msg",
+    "message",
+    "body",
+    "text",
+    "info",
+    "summary",
+    "session",
+    "d",
+}
+#: Tracking parameters carry long random values in ordinary links.
+_TRACKING = re.compile(
+    r"^(?:utm_\w+|gclid|gbraid|wbraid|dclid|fbclid|msclkid|yclid|igshid|mc_[ce]id|_hs\w+|"
+    r"hsctatracking|trk\w*|refid|trackingid|si|s_kwcid|ef_id|_ga|_gl|li_fat_id|oly_\w+|rb_clickid|"
+    r"vero_\w+|mkt_tok|spm|sc_\w+|cid|campaign\w*|ref|source|sessionid|sid)$",
+    re.IGNORECASE,
+)
+
+
+def _link_flags(url: str, image: bool) -> str | None:
+    """The kind of data this link carries, or None."""
+    if _PLACEHOLDER.search(url) or _PLACEHOLDER.search(unquote(url)):
+        return "placeholder"
+    try:
+        parts = urlsplit(url if "://" in url else "https:" + url)
+    except ValueError:
+        return None
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    for name, value in query:
+        if _TRACKING.match(name):
+            continue
+        compact = value.replace(" ", "")
+        if _looks_encoded(compact):
+            return "image_beacon" if image else "encoded_data"
+        if name.lower() in _DATA_PARAMETERS and len(value) >= 24 and not value.isdigit():
+            return "image_beacon" if image else "data_parameter"
+    segments = [s for s in parts.path.split("/") if s]
+    if any(_looks_encoded(s) for s in segments):
+        return "image_beacon" if image else "encoded_data"
+    if image and query and len(parts.query) >= 24:
+        return "image_beacon"
+    return None
+
+
+def _data_links(text: str, field: str) -> Iterator[Flag]:
+    if "//" not in text:
+        return
+    for match in _LINK.finditer(text):
+        image = match.group(1) == "!"
+        url = match.group(2) or match.group(3) or match.group(4)
+        start = (
+            match.start(2)
+            if match.group(2)
+            else match.start(3)
+            if match.group(3)
+            else match.start(4)
+        )
+        kind = _link_flags(url, image)
+        if kind:
+            yield Flag(kind, field, match.start() if image else start, start + len(url))
+
+
+def url_flags(url: str, field: str) -> list[Flag]:
+    """Flags of one source URL (it is a link; only what it carries is looked at)."""
+    kind = _link_flags(url, image=False)
+    return [Flag(kind, field, 0, len(url))] if kind else []
+
+
+# --- the scan ------------------------------------------------------------------------------
+
+
+def scan_text(text: str, field: str) -> list[Flag]:
+    """Every flag of one field's text, in order of where it starts, overlaps merged."""
+    found = sorted(
+        [*_instructions(text, field), *_hidden_markup(text, field), *_data_links(text, field)],
+        key=lambda f: (f.start, -f.end),
+    )
+    kept: list[Flag] = []
+    for flag in found:
+        if kept and flag.start < kept[-1].end and flag.reason == kept[-1].reason:
+            continue  # the same finding, seen by two patterns
+        kept.append(flag)
+    return kept
+
+
+def scan(parts: Iterable[tuple[str, str]]) -> list[Flag]:
+    """The flags of an item's texts, given as ``(field, text)``, at most MAX_FLAGS."""
+    flags: list[Flag] = []
+    for field, text in parts:
+        if text:
+            flags.extend(scan_text(text, field))
+        if len(flags) >= MAX_FLAGS:
+            break
+    return flags[:MAX_FLAGS]
+
+
+def value_texts(value, path: str = "value") -> Iterator[tuple[str, str]]:
+    """Every string of a JSON value (object keys too) with where it is: ``value.a[2].b``."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if key.isidentifier() else f"{path}[{json.dumps(key)}]"
+            yield f"{where}(key)", key
+            yield from value_texts(item, where)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from value_texts(item, f"{path}[{index}]")
+
+
+def quote(text: str, flag: Flag) -> str:
+    """The matched text of ``flag`` in ``text`` (its field's text), cut for an answer."""
+    matched = text[flag.start : flag.end]
+    return matched if len(matched) <= QUOTE_CHARS else matched[: QUOTE_CHARS - 1] + "…"

@@ -1,0 +1,154 @@
+"""How well the integrity checks do on a labelled set (SPEC 15, "Measured").
+
+The set (``datasets/integrity_set.jsonl``, one JSON object per line) holds notes and
+entries labelled ``poisoned`` (should be flagged), ``clean`` (ordinary research that talks
+about AI, assistants, agents, instructions or hiding; should not be), ``invisible`` (should
+be refused) and ``emoji`` (should be accepted), in the five product languages, split in
+halves: the patterns were written looking at ``dev`` only, ``holdout`` was not read.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prospect_memory.core.integrity import (
+    Flag,
+    invisible_characters,
+    scan,
+    url_flags,
+    value_texts,
+)
+
+DEFAULT_SET = Path(__file__).with_name("datasets") / "integrity_set.jsonl"
+SOURCE_FIELDS = ("pipeline_id", "execution_id", "step_id")
+
+
+def load(path: Path | str = DEFAULT_SET) -> list[dict]:
+    with open(path, encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def item_texts(item: dict) -> Iterator[tuple[str, str]]:
+    """An item's texts as a write would check them, ``(field, text)``."""
+    if item["kind"] == "note":
+        yield "title", item.get("title") or ""
+        yield "body", item.get("body") or ""
+    else:
+        yield from value_texts(item["value"])
+        for name in SOURCE_FIELDS:
+            value = (item.get("source") or {}).get(name)
+            if isinstance(value, str):
+                yield f"source.{name}", value
+
+
+def item_urls(item: dict) -> Iterator[tuple[str, str]]:
+    for index, url in enumerate(item.get("source_urls") or []):
+        yield f"source_urls[{index}]", url
+
+
+def item_flags(item: dict) -> list[Flag]:
+    flags = scan(item_texts(item))
+    for where, url in item_urls(item):
+        flags += url_flags(url, where)
+    return flags
+
+
+def item_refused(item: dict) -> bool:
+    texts = [*item_texts(item), *item_urls(item)]
+    return any(invisible_characters(text) for _, text in texts)
+
+
+@dataclass
+class Tally:
+    total: int = 0
+    hits: int = 0
+    misses: list[str] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        return self.hits / self.total if self.total else 0.0
+
+
+@dataclass
+class Report:
+    #: per language: poisoned flagged / poisoned
+    detection: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
+    #: per language: clean flagged / clean (lower is better)
+    false_flags: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
+    refused: Tally = field(default_factory=Tally)
+    emoji_accepted: Tally = field(default_factory=Tally)
+    #: microseconds per item of checking (refusal and scan), median of the clean notes
+    cost_us: float = 0.0
+
+    def total(self, tallies: dict[str, Tally]) -> Tally:
+        total = Tally()
+        for tally in tallies.values():
+            total.total += tally.total
+            total.hits += tally.hits
+            total.misses += tally.misses
+        return total
+
+
+def evaluate(items: Iterable[dict], *, split: str | None = None) -> Report:
+    report = Report()
+    costs: list[float] = []
+    for item in items:
+        if split and item.get("split") != split:
+            continue
+        language, label = item["language"], item["label"]
+        started = time.perf_counter()
+        refused = item_refused(item)
+        flagged = bool(item_flags(item))
+        elapsed = time.perf_counter() - started
+        if label == "poisoned":
+            tally = report.detection[language]
+            tally.total += 1
+            tally.hits += flagged and not refused
+            if not flagged:
+                tally.misses.append(item["id"])
+        elif label == "clean":
+            tally = report.false_flags[language]
+            tally.total += 1
+            tally.hits += flagged or refused
+            if flagged or refused:
+                tally.misses.append(item["id"])
+            if item["kind"] == "note":
+                costs.append(elapsed)
+        elif label == "invisible":
+            report.refused.total += 1
+            report.refused.hits += refused
+            if not refused:
+                report.refused.misses.append(item["id"])
+        elif label == "emoji":
+            report.emoji_accepted.total += 1
+            report.emoji_accepted.hits += not refused and not flagged
+            if refused or flagged:
+                report.emoji_accepted.misses.append(item["id"])
+    costs.sort()
+    report.cost_us = costs[len(costs) // 2] * 1e6 if costs else 0.0
+    return report
+
+
+def lines(report: Report) -> Iterator[str]:
+    """The report as a table an operator reads."""
+    yield "language  poisoned flagged     clean notes flagged"
+    for language in sorted(set(report.detection) | set(report.false_flags)):
+        d, f = report.detection[language], report.false_flags[language]
+        yield (
+            f"{language:<9} {d.hits:>3}/{d.total:<3} {d.rate:6.1%}     "
+            f"{f.hits:>3}/{f.total:<3} {f.rate:6.1%}"
+        )
+    d, f = report.total(report.detection), report.total(report.false_flags)
+    yield (
+        f"{'all':<9} {d.hits:>3}/{d.total:<3} {d.rate:6.1%}     "
+        f"{f.hits:>3}/{f.total:<3} {f.rate:6.1%}"
+    )
+    r, e = report.refused, report.emoji_accepted
+    yield f"invisible characters refused: {r.hits}/{r.total} ({r.rate:.1%}), nothing stored"
+    yield f"emoji with joiners and variation selectors accepted: {e.hits}/{e.total} ({e.rate:.1%})"
+    yield f"cost per clean note (median, refusal and scan): {report.cost_us:.0f} µs"
