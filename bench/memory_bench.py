@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """Kit's memories at scale: prospect recall and save at 1k, 100k and 1M stored notes, then
-business memory (``bench/business_bench.py``) alone and among 100k entries and the most notes.
+business memory (``bench/business_bench.py``) alone and among 100k entries and the most notes,
+then memory integrity's costs (``bench/integrity_bench.py``).
 
 Seeds the notes in bulk (COPY) across many accounts and domains, then measures, at each
 size, in-process and on this machine:
@@ -460,9 +461,10 @@ def main() -> None:
     setup(args)
     notes, business = run(sizes, args.iterations, args.business_entries)
     report(notes)
-    from bench import business_bench
+    from bench import business_bench, integrity_bench
 
     business_bench.report(business)
+    integrity_bench.report(integrity_bench.checks_cost(), integrity_bench.entry_page_cost())
 
 
 if __name__ == "__main__":

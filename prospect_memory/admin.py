@@ -16,7 +16,7 @@ from django.utils.html import format_html, format_html_join
 from outreach.access import Actor
 from outreach.errors import KitError
 from prospect_memory.conf import app_settings
-from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin
+from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin, flags_html
 from prospect_memory.markdown import render_markdown
 from prospect_memory.models import AuditEvent, Compaction, Dossier, Note, UsageEvent
 from prospect_memory.rules import is_stale, stale_cutoff
@@ -53,7 +53,13 @@ class NoteAdmin(SealedValuesAdmin):
         "embedding_status",
         "created_at",
     ]
-    list_filter = ["status", StaleFilter, "embedding_status", "account"]
+    list_filter = [
+        "status",
+        StaleFilter,
+        ("flagged_at", admin.EmptyFieldListFilter),
+        "embedding_status",
+        "account",
+    ]
     search_fields = ["dossier__domain", "=id"]
     list_select_related = ["account", "dossier"]
     date_hierarchy = "created_at"
@@ -72,11 +78,14 @@ class NoteAdmin(SealedValuesAdmin):
         "superseded_by",
         "embedding_status",
         "embedding_model",
+        "flagged_at",
+        "decrypted_flags",
     ]
     readonly_fields = fields
     sealed_fields = {
         "decrypted_title": "prospect_memory.view_note",
         "decrypted_body": "prospect_memory.view_note",
+        "decrypted_flags": "prospect_memory.view_note",
     }
     actions = ["delete_notes"]
 
@@ -95,6 +104,10 @@ class NoteAdmin(SealedValuesAdmin):
     @admin.display(description="Body")
     def decrypted_body(self, note):
         return render_markdown(note.body)
+
+    @admin.display(description="Integrity flags")
+    def decrypted_flags(self, note):
+        return flags_html(note.flags)
 
     @admin.display(description="Sources")
     def sources(self, note):

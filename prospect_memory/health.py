@@ -19,8 +19,11 @@ from prospect_memory.rules import (
     stale_dossiers,
     utc_today,
 )
+from prospect_memory.selectors import NoteView
 
 WEB_CLIENT = "Kit web / API session"
+#: Flagged items listed on the page (the rest are counted).
+FLAGGED_SHOWN = 20
 
 
 @dataclass
@@ -59,6 +62,9 @@ class MemoryHealth:
     clients: list[ClientUsage]
     compaction_suggested_above: int
     series: list[Day] = field(default_factory=list)
+    #: Active notes whose text Kit flagged (SPEC 15), newest first, and how many in all.
+    flagged: list[NoteView] = field(default_factory=list)
+    flagged_count: int = 0
 
     @staticmethod
     def _rate(part: int, whole: int) -> float | None:
@@ -140,7 +146,14 @@ def memory_health(*, account, days: int = 30) -> MemoryHealth:
         .order_by("-active_note_count", "domain")
         .values_list("domain", "active_note_count")
     )
+    flagged = (
+        Note.objects.filter(account=account, status=Note.Status.ACTIVE, flagged_at__isnull=False)
+        .select_related("dossier", "member__user", "oauth_application")
+        .order_by("-flagged_at", "id")
+    )
     return MemoryHealth(
+        flagged=[NoteView.of(n, domain=n.dossier.domain) for n in flagged[:FLAGGED_SHOWN]],
+        flagged_count=flagged.count(),
         days=days,
         recalls=totals["recalls"],
         from_memory=totals["from_memory"],

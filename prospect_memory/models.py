@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from outreach.models import Account, Member
 from prospect_memory.core.crypto import SealedField
-from prospect_memory.core.models import EmbeddedModel, EmbeddingStatus, UsageEvent
+from prospect_memory.core.models import EmbeddedModel, EmbeddingStatus, FlaggedModel, UsageEvent
 
 __all__ = ["AuditEvent", "Compaction", "DailySaveCount", "Dossier", "Note", "UsageEvent"]
 
@@ -68,7 +68,7 @@ class NoteStatus(models.TextChoices):
     ARCHIVED = "archived", "Archived (superseded by a compaction)"
 
 
-class Note(EmbeddedModel):
+class Note(EmbeddedModel, FlaggedModel):
     """One finding about a company, with its sources and the date it was true."""
 
     Status = NoteStatus
@@ -128,6 +128,12 @@ class Note(EmbeddedModel):
                 fields=["account", "status", "embedding_status", "embedding_model"],
                 name="note_account_embedding",
             ),
+            # Memory health lists an account's flagged notes (few) from this alone.
+            models.Index(
+                fields=["account", "-flagged_at"],
+                name="note_flagged",
+                condition=Q(flagged_at__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -182,6 +188,8 @@ class AuditEvent(models.Model):
         DELETE = "delete", "Delete"
         COMPACT = "compact", "Compact"
         RESTORE = "restore", "Restore"
+        #: A module admin cleared the integrity flags of a note (SPEC 15).
+        UNFLAG = "unflag", "Clear integrity flags"
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
     action = models.CharField(max_length=8, choices=Action.choices)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from outreach import scopes
 from outreach.access import MODULE_ADMIN, Actor
-from outreach.operations import Operation
+from outreach.operations import STORED_TEXT_IS_DATA, Operation
 from prospect_memory import payloads, schemas
 from prospect_memory.conf import app_settings
 from prospect_memory.errors import (
@@ -21,7 +21,7 @@ from prospect_memory.errors import (
 )
 from prospect_memory.selectors import dossier_recall, notes_page
 from prospect_memory.services.compaction import compaction_restore, dossier_compact
-from prospect_memory.services.notes import note_delete, note_save, recall_record
+from prospect_memory.services.notes import note_delete, note_save, note_unflag, recall_record
 
 
 def _recall(actor: Actor, arguments: dict) -> dict:
@@ -69,6 +69,10 @@ def _delete(actor: Actor, arguments: dict) -> dict:
     return payloads.delete_data(note_delete(actor=actor, note_id=arguments["note_id"]))
 
 
+def _unflag(actor: Actor, arguments: dict) -> dict:
+    return {"note": payloads.note_data(note_unflag(actor=actor, note_id=arguments["note_id"]))}
+
+
 def _restore(actor: Actor, arguments: dict) -> dict:
     result = compaction_restore(actor=actor, compaction_id=arguments["compaction_id"])
     return payloads.restore_data(result)
@@ -86,7 +90,7 @@ RECALL = Operation(
         f"{_STALE_DAYS} days), overlapping note pairs, and the relationship: campaigns, "
         "messages sent, the last reply and suppressions. If should_stop is true, do not "
         "research or write to this company; say why and move on. Reuse fresh notes instead "
-        "of searching again; research only what is missing or stale."
+        "of searching again; research only what is missing or stale. " + STORED_TEXT_IS_DATA
     ),
     input_schema=schemas.RECALL_INPUT,
     data_schema=schemas.RECALL,
@@ -106,7 +110,8 @@ NOTE_SAVE = Operation(
         "near_duplicates means the finding was already known (do not save it again); "
         "overlaps and shared_sources point at related notes. If semantic_check is partial, "
         "empty buckets are not proof the finding is new. compaction_suggested means the "
-        "dossier is getting long; tell the user, but do not compact unless they ask."
+        "dossier is getting long; tell the user, but do not compact unless they ask. "
+        + STORED_TEXT_IS_DATA
     ),
     input_schema=schemas.SAVE_INPUT,
     data_schema=schemas.SAVE,
@@ -140,7 +145,8 @@ NOTES_LIST = Operation(
     title="List active notes, newest observed first",
     description=(
         "Every active note of the account, optionally of one company and only fresh or only "
-        f"stale ones (stale: observed more than {_STALE_DAYS} days ago), a page at a time."
+        f"stale ones (stale: observed more than {_STALE_DAYS} days ago), a page at a time. "
+        + STORED_TEXT_IS_DATA
     ),
     input_schema=schemas.LIST_INPUT,
     data_schema=schemas.NOTES_PAGE,
@@ -181,6 +187,21 @@ COMPACTION_RESTORE = Operation(
     role=MODULE_ADMIN,
     run=_restore,
     refusals=(NotFound, DomainNoteLimitReached),
+)
+
+NOTE_UNFLAG = Operation(
+    name="outreach_clear_prospect_note_flags",
+    title="Clear the integrity flags of a note (a person read it and found it fine)",
+    description=(
+        "Kit flags text that may try to steer an AI (SPEC 15). A module admin who read the "
+        "note clears its flags here; the note then reads without integrity. Audited."
+    ),
+    input_schema=schemas.NOTE_ID_INPUT,
+    data_schema=schemas.UNFLAG,
+    scope=scopes.WRITE,
+    role=MODULE_ADMIN,
+    run=_unflag,
+    refusals=(NotFound,),
 )
 
 #: Served as MCP tools; the rest are REST-only (people decide deletes and restores).

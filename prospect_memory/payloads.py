@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from prospect_memory.core.integrity import integrity_data
+
 if TYPE_CHECKING:
     from prospect_memory.selectors import NotesPage, NoteView, Recall
     from prospect_memory.services.compaction import CompactResult, RestoreResult
@@ -20,7 +22,7 @@ def _time(moment) -> str:
 
 
 def note_data(view: NoteView) -> dict:
-    return {
+    data = {
         "id": view.id,
         "title": view.title,
         "body": view.body,
@@ -31,6 +33,9 @@ def note_data(view: NoteView) -> dict:
         "created_at": _time(view.created_at),
         "attribution": {"member": view.member, "oauth_client": view.oauth_client},
     }
+    if view.flags:
+        data["integrity"] = integrity_data(view.flags)
+    return data
 
 
 def _campaign(campaign) -> dict:

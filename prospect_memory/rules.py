@@ -22,6 +22,7 @@ from django.utils import timezone
 from outreach.models import Reply
 from outreach.selectors import Relationship
 from prospect_memory.conf import app_settings
+from prospect_memory.core import integrity
 from prospect_memory.core.embeddings import input_text
 from prospect_memory.errors import BodyTooLarge, ValidationFailed
 
@@ -52,6 +53,7 @@ def clean_body(body: object, *, field: str = "body") -> str:
         raise FieldError(field, f"{field} must be a string of markdown text")
     if not body.strip():
         raise FieldError(field, f"{field} is required: write the finding in markdown")
+    _refuse_invisible(body, field)
     size = len(body.encode("utf-8"))
     limit = app_settings.BODY_MAX_BYTES
     if size > limit:
@@ -69,7 +71,15 @@ def clean_title(title: object) -> str:
         return ""
     if not isinstance(title, str):
         raise FieldError("title", "title must be a string (or left out)")
+    _refuse_invisible(title, "title")
     return " ".join(title.split())[: app_settings.TITLE_MAX_CHARS].strip()
+
+
+def _refuse_invisible(text: str, field: str) -> None:
+    """Invisible and control characters are refused, never stored (SPEC 15)."""
+    problem = integrity.invisible_problem(text, field)
+    if problem:
+        raise FieldError(field, problem)
 
 
 def normalise_url(url: str) -> str:
@@ -100,6 +110,7 @@ def _check_url(index: int, url: object) -> str:
         raise FieldError(field, f"{field} is {limit:,} bytes or longer; URLs must be under that")
     if any(ord(c) < 33 or c == "\x7f" for c in url):
         raise FieldError(field, f"{field} {shown!r} contains spaces or control characters")
+    _refuse_invisible(url, field)
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018  (raises on a bad port)
@@ -188,6 +199,14 @@ def clean_note_input(
             ("observed_at", clean_observed_at, observed_at),
         )
     )
+
+
+def note_flags(*, title: str, body: str, source_urls: list[str]) -> list[integrity.Flag]:
+    """What the integrity check finds in a note about to be stored (SPEC 15)."""
+    flags = integrity.scan([("title", title), ("body", body)])
+    for index, url in enumerate(source_urls):
+        flags += integrity.url_flags(url, f"source_urls[{index}]")
+    return flags[: integrity.MAX_FLAGS]
 
 
 def clean_note_ids(note_ids: object) -> list[uuid.UUID] | None:

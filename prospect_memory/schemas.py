@@ -7,6 +7,7 @@ descriptions come from the settings.
 from __future__ import annotations
 
 from prospect_memory.conf import app_settings
+from prospect_memory.core.integrity import INTEGRITY_SCHEMA
 
 _BODY_KB = app_settings.BODY_MAX_BYTES // 1024
 
@@ -35,18 +36,26 @@ DOMAIN_INPUT = {
     "(founder@acme.dev, https://www.acme.dev/careers and acme.dev are the same company).",
 }
 
-NOTE = _object(
-    {
-        "id": _UUID,
-        "title": _STRING,
-        "body": _STRING,
-        "source_urls": _URLS,
-        "observed_at": _DATE,
-        "stale": {"type": "boolean"},
-        "age_days": {"type": "integer"},
-        "created_at": _DATETIME,
-        "attribution": _object({"member": _NULLABLE_STRING, "oauth_client": _NULLABLE_STRING}),
-    }
+
+def _with_integrity(schema: dict) -> dict:
+    """``schema`` of stored text, with the optional ``integrity`` of a flagged item."""
+    return {**schema, "properties": {**schema["properties"], "integrity": INTEGRITY_SCHEMA}}
+
+
+NOTE = _with_integrity(
+    _object(
+        {
+            "id": _UUID,
+            "title": _STRING,
+            "body": _STRING,
+            "source_urls": _URLS,
+            "observed_at": _DATE,
+            "stale": {"type": "boolean"},
+            "age_days": {"type": "integer"},
+            "created_at": _DATETIME,
+            "attribution": _object({"member": _NULLABLE_STRING, "oauth_client": _NULLABLE_STRING}),
+        }
+    )
 )
 
 CAMPAIGN = _object(
@@ -104,21 +113,30 @@ OVERLAP = _object(
     {
         "near_duplicates": {
             "type": "array",
-            "items": _object(
-                {
-                    "id": _UUID,
-                    "title": _STRING,
-                    "body": _STRING,
-                    "distance": {"type": "number"},
-                    "source_urls": _URLS,
-                    "observed_at": _DATE,
-                }
+            "items": _with_integrity(
+                _object(
+                    {
+                        "id": _UUID,
+                        "title": _STRING,
+                        "body": _STRING,
+                        "distance": {"type": "number"},
+                        "source_urls": _URLS,
+                        "observed_at": _DATE,
+                    }
+                )
             ),
         },
         "overlaps": {
             "type": "array",
-            "items": _object(
-                {"id": _UUID, "title": _STRING, "distance": {"type": "number"}, "excerpt": _STRING}
+            "items": _with_integrity(
+                _object(
+                    {
+                        "id": _UUID,
+                        "title": _STRING,
+                        "distance": {"type": "number"},
+                        "excerpt": _STRING,
+                    }
+                )
             ),
         },
         "shared_sources": {
@@ -266,6 +284,8 @@ NOTES_PAGE = _object(
 )
 
 NOTE_ID_INPUT = _object({"note_id": {"type": "string", "description": "The note's id."}})
+
+UNFLAG = _object({"note": NOTE})
 
 COMPACTION_ID_INPUT = _object(
     {"compaction_id": {"type": "string", "description": "The compaction's id."}}

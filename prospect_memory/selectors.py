@@ -21,9 +21,11 @@ from outreach.renderers import dumps
 from outreach.selectors import Relationship, relationship_from_row, relationship_query
 from outreach.sql import run, run_one
 from prospect_memory.conf import app_settings
+from prospect_memory.core import integrity
 from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.crypto import keyring, unseal
 from prospect_memory.core.embeddings import get_provider
+from prospect_memory.core.integrity import Flag
 from prospect_memory.core.models import EmbeddedModel
 from prospect_memory.core.vectors import distance_to
 from prospect_memory.domains import resolve_domain
@@ -63,7 +65,7 @@ def _recall_statements() -> tuple[str, str]:
     # NoteView.from_row unpacks these columns in this order.
     notes = f"""
     SELECT n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
-           n.observed_at, n.created_at, u.{username}, a.name
+           n.observed_at, n.created_at, u.{username}, a.name, n.integrity_ciphertext
       FROM {note} n
       {dossier_join}
       LEFT JOIN {member} m ON m.id = n.member_id
@@ -103,7 +105,8 @@ def _nearest_notes(candidates: str) -> str:
     return f"""
     WITH nearest AS MATERIALIZED ({candidates})
     SELECT n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
-           n.observed_at, n.created_at, u.{username}, a.name, d.domain, nearest.distance
+           n.observed_at, n.created_at, u.{username}, a.name, n.integrity_ciphertext,
+           d.domain, nearest.distance
       FROM nearest
       JOIN {note} n ON n.id = nearest.id
       JOIN {dossier} d ON d.id = n.dossier_id AND d.account_id = n.account_id
@@ -221,8 +224,8 @@ def notes_nearest(
     ring, cutoff = keyring(), stale_cutoff(today)
     found = [
         (
-            NoteView.from_row(row[:9], domain=row[9], today=today, ring=ring, cutoff=cutoff),
-            float(row[10]),
+            NoteView.from_row(row[:10], domain=row[10], today=today, ring=ring, cutoff=cutoff),
+            float(row[11]),
         )
         for row in rows
     ]
@@ -354,6 +357,8 @@ class NoteView:
     age_days: int
     member: str | None
     oauth_client: str | None
+    #: What the integrity check found when it was written (none: clean, or cleared).
+    flags: list[Flag] = field(default_factory=list)
 
     @classmethod
     def of(cls, note: Note, *, domain: str, today: date | None = None) -> NoteView:
@@ -376,6 +381,7 @@ class NoteView:
             age_days=(today - note.observed_at).days,
             member=member,
             oauth_client=client,
+            flags=note.flags,
         )
 
     @classmethod
@@ -385,8 +391,13 @@ class NoteView:
         ``ring`` and ``cutoff`` are looked up once by the caller building many views.
         """
         (note_id, account_id, title_token, body_token, source_urls, observed_at, created_at,
-         member, client) = row  # fmt: skip
+         member, client, integrity_token) = row  # fmt: skip
         where = {"table": NOTE_TABLE, "account_id": account_id, "row_id": note_id, "ring": ring}
+        flags = (
+            integrity.loads(unseal(integrity_token, field="integrity_json", **where))
+            if integrity_token
+            else []
+        )
         return cls(
             id=note_id,
             domain=domain,
@@ -399,6 +410,7 @@ class NoteView:
             age_days=(today - observed_at).days,
             member=member,
             oauth_client=client,
+            flags=flags,
         )
 
 

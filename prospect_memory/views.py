@@ -27,7 +27,7 @@ from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import InvalidDomain, NotFound
 from prospect_memory.health import chart, memory_health
 from prospect_memory.markdown import render_markdown
-from prospect_memory.operations import NOTE_DELETE
+from prospect_memory.operations import NOTE_DELETE, NOTE_UNFLAG
 from prospect_memory.rules import stop_reasons
 from prospect_memory.selectors import (
     NoteView,
@@ -126,15 +126,20 @@ def note_list(request, domain: str):
     )
 
 
-@require_http_methods(["GET", "POST"])
-@member_required
-def note_delete_page(request, note_id):
-    actor = request.actor
+def _note_to_change(actor: Actor, note_id):
+    """An active note of the actor's account (404 otherwise), for a module admin (403)."""
     try:
         note = note_for_actor(actor, note_id)
     except NotFound:
         raise Http404("No such note in this account.") from None
     require_module_admin(actor)
+    return note
+
+
+@require_http_methods(["GET", "POST"])
+@member_required
+def note_delete_page(request, note_id):
+    note = _note_to_change(request.actor, note_id)
     domain = note.dossier.domain
     if request.method == "POST":
         try:
@@ -149,6 +154,25 @@ def note_delete_page(request, note_id):
         return redirect(reverse("note-list", kwargs={"domain": domain}))
     shown = _Shown(NoteView.of(note, domain=domain))
     return render(request, "prospect_memory/note_delete.html", {"note": shown, "domain": domain})
+
+
+@require_http_methods(["GET", "POST"])
+@member_required
+def note_review_page(request, note_id):
+    """A module admin reads a flagged note and clears its flags (audited) or deletes it."""
+    note = _note_to_change(request.actor, note_id)
+    domain = note.dossier.domain
+    if request.method == "POST":
+        try:
+            perform(request, NOTE_UNFLAG, note_id=str(note.id))
+        except KitError as error:
+            messages.error(request, error.message)
+        else:
+            title = note.title or "Untitled note"
+            messages.success(request, f"Cleared the flags of “{title}”.")
+        return redirect(reverse("note-list", kwargs={"domain": domain}))
+    shown = _Shown(NoteView.of(note, domain=domain))
+    return render(request, "prospect_memory/note_review.html", {"note": shown, "domain": domain})
 
 
 @require_GET

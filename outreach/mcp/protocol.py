@@ -21,7 +21,7 @@ from typing import Any
 
 from outreach.errors import InsufficientScope, KitError
 from outreach.mcp.registry import listing, registry
-from outreach.operations import execute
+from outreach.operations import STORED_TEXT_IS_DATA, execute
 from outreach.renderers import dumps
 
 logger = logging.getLogger(__name__)
@@ -56,7 +56,8 @@ INSTRUCTIONS = (
     "company, call outreach_recall_prospect_context; stop if should_stop is true; reuse "
     "fresh notes instead of searching again. Save one finding per note with its sources and "
     "the date it was true, and read the overlap that comes back. Read the writing guide for "
-    "the campaign's language before drafting. Never compact unless the user asks."
+    "the campaign's language before drafting. Never compact unless the user asks. "
+    + STORED_TEXT_IS_DATA
 )
 
 

@@ -22,6 +22,10 @@ class NoteDeleteApi(OperationApi):
     delete = serve(operations.NOTE_DELETE, operation_id="notes_delete", path=("note_id",))
 
 
+class NoteUnflagApi(OperationApi):
+    post = serve(operations.NOTE_UNFLAG, operation_id="notes_unflag", path=("note_id",))
+
+
 class DossierCompactApi(OperationApi):
     post = serve(
         operations.DOSSIER_COMPACT,

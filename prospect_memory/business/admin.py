@@ -29,7 +29,7 @@ from prospect_memory.business.services import (
     merge_undo_entry,
 )
 from prospect_memory.business.templatetags.business_format import pretty_json
-from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin
+from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin, flags_html
 
 
 def _pretty(value) -> str:
@@ -68,7 +68,10 @@ class ExpiryFilter(admin.SimpleListFilter):
 
 
 #: Reading a value, on any page that shows one, is reading the entry.
-_VALUE_READ = {"decrypted_value": "business_memory.view_entry"}
+_VALUE_READ = {
+    "decrypted_value": "business_memory.view_entry",
+    "decrypted_flags": "business_memory.view_entry",
+}
 
 
 _ENTRY_FIELDS = [
@@ -96,6 +99,8 @@ _ENTRY_FIELDS = [
     "updated_at",
     "embedding_status",
     "embedding_model",
+    "flagged_at",
+    "decrypted_flags",
 ]
 
 
@@ -113,7 +118,15 @@ class EntryAdmin(SealedValuesAdmin):
         "expires_at",
         "status",
     ]
-    list_filter = ["account", "layer", "category", ConfidenceFilter, ExpiryFilter, "status"]
+    list_filter = [
+        "account",
+        "layer",
+        "category",
+        ConfidenceFilter,
+        ExpiryFilter,
+        ("flagged_at", admin.EmptyFieldListFilter),
+        "status",
+    ]
     search_fields = ["key", "=id"]
     list_select_related = ["account", "member__user"]
     fields = _ENTRY_FIELDS
@@ -124,6 +137,10 @@ class EntryAdmin(SealedValuesAdmin):
     @admin.display(description="Value")
     def decrypted_value(self, entry):
         return _pretty(entry.value)
+
+    @admin.display(description="Integrity flags")
+    def decrypted_flags(self, entry):
+        return flags_html(entry.flags)
 
     def get_actions(self, request):
         actions = super().get_actions(request)
@@ -204,6 +221,10 @@ class EvictedEntryAdmin(SealedValuesAdmin):
     def decrypted_value(self, entry):
         return _pretty(entry.value)
 
+    @admin.display(description="Integrity flags")
+    def decrypted_flags(self, entry):
+        return flags_html(entry.flags)
+
     def has_restore_permission(self, request) -> bool:
         return request.user.has_perm("business_memory.restore_evictedentry")
 
@@ -237,6 +258,7 @@ _VERSION_FIELDS = [
     "written_by_label",
     "oauth_application",
     "written_at",
+    "decrypted_flags",
 ]
 
 
@@ -256,6 +278,10 @@ class EntryVersionAdmin(SealedValuesAdmin):
     @admin.display(description="Value")
     def decrypted_value(self, version):
         return _pretty(version.value)
+
+    @admin.display(description="Integrity flags")
+    def decrypted_flags(self, version):
+        return flags_html(version.flags)
 
 
 @admin.register(EntryEvent)

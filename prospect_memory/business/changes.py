@@ -4,9 +4,10 @@ Values are compared as their formatted JSON, line by line, with a patience diff:
 occur exactly once on both sides anchor the comparison (their longest increasing run, found
 in O(n log n)), the gaps between anchors are compared the same way, and a gap that has no
 anchor, or lies deeper than :data:`MAX_DEPTH` levels, is shown as removed then added lines.
-Every level of the recursion looks at each line at most once, so the cost is
-O(depth x n log n) for n lines and the stack never grows past :data:`MAX_DEPTH`. (``difflib``
-cannot promise either: ``ndiff`` on two 10 KB lists took minutes and overflowed the stack.)
+Every level of the recursion looks at each line at most once, and all levels together look
+at most :data:`WORK_PER_LINE` times per line (then the rest is shown whole), so the cost is
+linear in the lines, and the stack never grows past :data:`MAX_DEPTH`. (``difflib`` promises
+neither: ``ndiff`` on two 10 KB lists took minutes and overflowed the stack.)
 
 Long runs of unchanged lines are folded to a few lines of context around each change.
 """
@@ -15,18 +16,19 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from dataclasses import dataclass
+from typing import NamedTuple
 
 #: Gaps nested deeper than this are shown whole (removed, then added).
 MAX_DEPTH = 6
+#: Lines looked at for anchors, all levels together, per line compared.
+WORK_PER_LINE = 3
 #: Unchanged lines shown before and after each change.
 CONTEXT_LINES = 3
 
 ADD, REMOVE, SAME, FOLD = "add", "remove", "same", "fold"
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     kind: str  # ADD, REMOVE, SAME, or FOLD for a run of unchanged lines left out
     text: str
 
@@ -34,7 +36,8 @@ class Change:
 def line_changes(old: list[str], new: list[str]) -> list[Change]:
     """Every line of ``old`` and ``new`` once, each said removed, added or the same."""
     out: list[Change] = []
-    _compare(old, 0, len(old), new, 0, len(new), out, 0)
+    budget = [WORK_PER_LINE * (len(old) + len(new))]
+    _compare(old, 0, len(old), new, 0, len(new), out, 0, budget)
     return out
 
 
@@ -68,7 +71,7 @@ def folded(changes: list[Change], context: int = CONTEXT_LINES) -> list[Change]:
     return out
 
 
-def _compare(a, alo, ahi, b, blo, bhi, out: list[Change], depth: int) -> None:
+def _compare(a, alo, ahi, b, blo, bhi, out: list[Change], depth: int, budget: list[int]) -> None:
     while alo < ahi and blo < bhi and a[alo] == b[blo]:
         out.append(Change(SAME, a[alo]))
         alo, blo = alo + 1, blo + 1
@@ -76,15 +79,17 @@ def _compare(a, alo, ahi, b, blo, bhi, out: list[Change], depth: int) -> None:
     while alo < ahi and blo < bhi and a[ahi - 1] == b[bhi - 1]:
         ahi, bhi = ahi - 1, bhi - 1
         tail.append(Change(SAME, a[ahi]))
-    anchors = (
-        _anchors(a, alo, ahi, b, blo, bhi) if depth < MAX_DEPTH and alo < ahi and blo < bhi else []
-    )
+    work = (ahi - alo) + (bhi - blo)
+    anchors = []
+    if depth < MAX_DEPTH and alo < ahi and blo < bhi and budget[0] >= work:
+        budget[0] -= work
+        anchors = _anchors(a, alo, ahi, b, blo, bhi)
     if anchors:
         for i, j in anchors:
-            _compare(a, alo, i, b, blo, j, out, depth + 1)
+            _compare(a, alo, i, b, blo, j, out, depth + 1, budget)
             out.append(Change(SAME, a[i]))
             alo, blo = i + 1, j + 1
-        _compare(a, alo, ahi, b, blo, bhi, out, depth + 1)
+        _compare(a, alo, ahi, b, blo, bhi, out, depth + 1, budget)
     else:
         out.extend(Change(REMOVE, line) for line in a[alo:ahi])
         out.extend(Change(ADD, line) for line in b[blo:bhi])

@@ -33,7 +33,7 @@ DEFAULTS: dict[str, Any] = {
     # shows at most COMPARE_SHOWN_MAX_LINES lines: whatever the values, a page costs
     # milliseconds (scripts/bench, "entry page, worst case").
     "PAGE_COMPARE_MAX_LINES": 2000,
-    "COMPARE_SHOWN_MAX_LINES": 1000,
+    "COMPARE_SHOWN_MAX_LINES": 500,
     # Reading.
     "LIST_LIMIT_DEFAULT": 20,
     "LIST_LIMIT_MAX": 100,

@@ -29,6 +29,7 @@ from outreach.models import Account
 from prospect_memory.business import promotion
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import (
+    CONSOLIDATION,
     ConsolidationRun,
     Entry,
     EntryEvent,
@@ -46,7 +47,6 @@ from prospect_memory.core import pipeline
 from prospect_memory.core.embeddings import get_provider
 
 #: Who a version or an event written by the job names.
-CONSOLIDATION = "consolidation"
 
 
 @dataclass
@@ -210,7 +210,7 @@ def _pairs(place: Place, model: str, distance: float) -> list[tuple[str, str, fl
     table = Entry._meta.db_table
     sql = f"""
     WITH live AS (
-        SELECT id, category, kept_apart, embedding FROM {table}
+        SELECT id, category, kept_apart, flagged_at, embedding FROM {table}
          WHERE account_id = %(account)s AND layer = %(layer)s
            AND member_id IS NOT DISTINCT FROM %(member)s AND status = %(live)s
            AND (expires_at IS NULL OR expires_at > now())
@@ -218,8 +218,10 @@ def _pairs(place: Place, model: str, distance: float) -> list[tuple[str, str, fl
     )
     SELECT a.id::text, b.id::text, a.embedding <=> b.embedding AS distance
       FROM live a JOIN live b ON a.id < b.id AND a.category = b.category
-     -- An entry whose merge a person undid stays apart (until it is written again).
+     -- An entry whose merge a person undid stays apart (until it is written again); a
+     -- flagged one is never merged (its key would answer for, or with, flagged text).
      WHERE NOT a.kept_apart AND NOT b.kept_apart
+       AND a.flagged_at IS NULL AND b.flagged_at IS NULL
        AND a.embedding <=> b.embedding <= %(distance)s
      ORDER BY distance, a.id, b.id
     """  # noqa: S608  (names from the models, values are parameters)

@@ -3,6 +3,7 @@
 from outreach.errors import KitError, NotFound, ValidationFailed
 
 __all__ = [
+    "IntegrityHold",
     "KeyTaken",
     "MergeTypeMismatch",
     "NotFound",
@@ -29,4 +30,11 @@ class VersionMismatch(KitError):
 
 class KeyTaken(KitError):
     code = "key_taken"
+    http_status = 409
+
+
+class IntegrityHold(KitError):
+    """A flagged value would replace an account entry a person wrote (SPEC 15)."""
+
+    code = "integrity_hold"
     http_status = 409

@@ -16,7 +16,7 @@ from django.utils import timezone
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import Category, ConsolidationRun, Entry, Layer, Promotion
 from prospect_memory.business.promotion import PromotionLag, promotion_lag, qualifying
-from prospect_memory.business.selectors import unexpired
+from prospect_memory.business.selectors import EntryView, shown, unexpired
 from prospect_memory.core.health import HealthSection
 
 
@@ -30,6 +30,13 @@ class BusinessHealth:
     unused: int
     idle_days: int
     last_run: ConsolidationRun | None
+    #: Shared entries whose current version Kit flagged (SPEC 15), newest first.
+    flagged: list[EntryView]
+    flagged_count: int
+
+
+#: Flagged entries listed on the page (the rest are counted).
+FLAGGED_SHOWN = 20
 
 
 def business_health(account) -> BusinessHealth:
@@ -37,6 +44,7 @@ def business_health(account) -> BusinessHealth:
         Entry.objects.filter(account=account, layer=Layer.ACCOUNT, status=Entry.Status.LIVE)
     )
     counts = dict(shared.values_list("category").annotate(n=Count("pk")).order_by())
+    flagged = shared.filter(flagged_at__isnull=False)
     idle_days = business_settings.CONSOLIDATION_IDLE_DAYS
     return BusinessHealth(
         by_category=[(label, counts.get(value, 0)) for value, label in Category.choices],
@@ -49,6 +57,10 @@ def business_health(account) -> BusinessHealth:
         unused=shared.filter(used_at__lte=timezone.now() - timedelta(days=idle_days)).count(),
         idle_days=idle_days,
         last_run=ConsolidationRun.objects.filter(account=account).first(),
+        flagged=[
+            EntryView.of(e) for e in shown(flagged.order_by("-flagged_at", "key"))[:FLAGGED_SHOWN]
+        ],
+        flagged_count=flagged.count(),
     )
 
 

@@ -20,13 +20,15 @@ from django.utils import timezone
 
 from outreach.models import Account, Member
 from prospect_memory.core.crypto import SealedField
-from prospect_memory.core.models import EmbeddedModel, EmbeddingStatus
+from prospect_memory.core.models import EmbeddedModel, EmbeddingStatus, FlaggedModel
 
 #: The key alphabet, as stored (input is lower-cased first): the one definition that the
 #: database constraint, the rules, the JSON Schema and the pages' hint are built from.
 KEY_CHARACTERS = "a-z0-9_.:-"
 KEY_PATTERN = rf"^[a-z0-9][{KEY_CHARACTERS}]*$"
 KEY_HINT = "a-z, 0-9 and _ . : - (starting with a letter or digit)"
+#: Who a consolidation version is by (in versions and events).
+CONSOLIDATION = "consolidation"
 
 
 class Layer(models.TextChoices):
@@ -97,7 +99,7 @@ class Shelf(models.Model):
         return f"{self.layer} shelf of account {self.account_id}"
 
 
-class Entry(EmbeddedModel):
+class Entry(EmbeddedModel, FlaggedModel):
     """One structured record of what the account (or one member) knows."""
 
     Status = EntryStatus
@@ -214,6 +216,11 @@ class Entry(EmbeddedModel):
                 name="entry_embedding_backlog",
                 condition=~Q(embedding_status=EmbeddingStatus.READY),
             ),
+            models.Index(
+                fields=["account", "-flagged_at"],
+                name="entry_flagged",
+                condition=Q(flagged_at__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -224,7 +231,7 @@ class Entry(EmbeddedModel):
         return json.loads(self.value_json)
 
 
-class EntryVersion(models.Model):
+class EntryVersion(FlaggedModel):
     """A version an entry had before a change: the 20 newest per entry are kept."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -332,6 +339,8 @@ class EntryEvent(models.Model):
         DEMOTE = "demote", "Demote (consolidation)"
         MERGE = "merge", "Merge (consolidation)"
         UNMERGE = "unmerge", "Undo a merge"
+        #: A writer of the layer cleared the integrity flags of the current version.
+        UNFLAG = "unflag", "Clear integrity flags"
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
     action = models.CharField(max_length=16, choices=Action.choices)

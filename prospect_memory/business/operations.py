@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from outreach import scopes
 from outreach.access import Actor
-from outreach.operations import Operation
+from outreach.operations import STORED_TEXT_IS_DATA, Operation
 from prospect_memory.business import payloads, schemas
 from prospect_memory.business.conf import business_settings as limits
 from prospect_memory.business.errors import (
+    IntegrityHold,
     KeyTaken,
     MergeTypeMismatch,
     NotFound,
@@ -31,6 +32,7 @@ from prospect_memory.business.selectors import (
 from prospect_memory.business.services import (
     entry_delete,
     entry_store,
+    entry_unflag,
     eviction_restore,
     layer_role,
     merge_undo,
@@ -143,6 +145,16 @@ def _restore_eviction(actor: Actor, arguments: dict) -> dict:
     return payloads.store_data(eviction_restore(actor=actor, entry_id=arguments["entry_id"]))
 
 
+def _unflag(actor: Actor, arguments: dict) -> dict:
+    result = entry_unflag(
+        actor=actor,
+        key=arguments["key"],
+        layer=arguments.get("layer", Layer.ACCOUNT),
+        expected_version=arguments.get("expected_version"),
+    )
+    return payloads.store_data(result)
+
+
 def _writer(actor: Actor, arguments: dict) -> str:
     return layer_role(arguments.get("layer", Layer.ACCOUNT))
 
@@ -174,7 +186,7 @@ STORE = Operation(
     scope=scopes.WRITE,
     role=_writer,
     run=_store,
-    refusals=(VersionMismatch, MergeTypeMismatch, ValueTooLarge),
+    refusals=(VersionMismatch, MergeTypeMismatch, ValueTooLarge, IntegrityHold),
 )
 
 RECALL = Operation(
@@ -185,7 +197,7 @@ RECALL = Operation(
         "(icp_definition, scoring rubric, brand voice and banned phrases, product catalog) "
         "instead of guessing. layer merged (default) gives your own entry when you have one, "
         "else the account's; the entry says which layer it came from. found false means "
-        "nothing is stored under that key (or it expired): not an error."
+        "nothing is stored under that key (or it expired): not an error. " + STORED_TEXT_IS_DATA
     ),
     input_schema=schemas.RECALL_INPUT,
     data_schema=schemas.RECALL,
@@ -201,7 +213,8 @@ LIST = Operation(
         "List entries by confidence, then last use, optionally one category "
         f"(fact, insight, preference, outcome), {limits.LIST_LIMIT_DEFAULT} per page "
         f"(at most {limits.LIST_LIMIT_MAX}); pass next_cursor for the next page. Use it to "
-        "see what the account knows before a run; listing does not count as a use."
+        "see what the account knows before a run; listing does not count as a use. "
+        + STORED_TEXT_IS_DATA
     ),
     input_schema=schemas.LIST_INPUT,
     data_schema=schemas.PAGE,
@@ -218,7 +231,7 @@ SEARCH = Operation(
         "Find entries by meaning over their key, category and value, nearest first "
         f"(at most {limits.SEARCH_LIMIT_MAX}). Entries still waiting for their embedding are "
         "matched on their key and counted in not_compared: an empty answer with "
-        "not_compared above 0 is not proof that nothing is known."
+        "not_compared above 0 is not proof that nothing is known. " + STORED_TEXT_IS_DATA
     ),
     input_schema=schemas.SEARCH_INPUT,
     data_schema=schemas.SEARCH,
@@ -243,7 +256,10 @@ DELETE = Operation(
 HISTORY = Operation(
     name="outreach_business_memory_history",
     title="An entry and its kept versions",
-    description=f"The entry and its {limits.HISTORY_VERSIONS} newest earlier versions.",
+    description=(
+        f"The entry and its {limits.HISTORY_VERSIONS} newest earlier versions. "
+        + STORED_TEXT_IS_DATA
+    ),
     input_schema=schemas.HISTORY_INPUT,
     data_schema=schemas.HISTORY,
     scope=scopes.READ,
@@ -262,7 +278,7 @@ RESTORE_VERSION = Operation(
     scope=scopes.WRITE,
     role=_writer,
     run=_restore_version,
-    refusals=(NotFound, VersionMismatch),
+    refusals=(NotFound, VersionMismatch, IntegrityHold),
 )
 
 EVICTIONS = Operation(
@@ -311,4 +327,21 @@ UNDO_MERGE = Operation(
     role=_writer,
     run=_undo_merge,
     refusals=(NotFound, KeyTaken),
+)
+
+UNFLAG = Operation(
+    name="outreach_clear_business_memory_flags",
+    title="Clear the integrity flags of an entry (a person read it and found it fine)",
+    description=(
+        "Kit flags text that may try to steer an AI (SPEC 15). A writer of the layer who "
+        "read the entry's current version clears its flags here: the entry may then be "
+        "promoted to the knowledge index again. Pass expected_version, the version you "
+        "read: a newer one is refused. Audited."
+    ),
+    input_schema=schemas.KEY_IN_LAYER_INPUT,
+    data_schema=schemas.STORE,
+    scope=scopes.WRITE,
+    role=_writer,
+    run=_unflag,
+    refusals=(NotFound, VersionMismatch),
 )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from prospect_memory.core.integrity import integrity_data
+
 if TYPE_CHECKING:
     from prospect_memory.business.rules import Source
     from prospect_memory.business.selectors import (
@@ -51,11 +53,13 @@ def entry_data(view: EntryView) -> dict:
     }
     if view.alias_of:
         data["alias_of"] = view.alias_of
+    if view.flags:
+        data["integrity"] = integrity_data(view.flags)
     return data
 
 
 def version_data(view: VersionView) -> dict:
-    return {
+    data = {
         "version": view.version,
         "value": view.value,
         "category": view.category,
@@ -66,6 +70,9 @@ def version_data(view: VersionView) -> dict:
         "strategy": view.strategy,
         "written_at": _time(view.written_at),
     }
+    if view.flags:
+        data["integrity"] = integrity_data(view.flags)
+    return data
 
 
 def store_data(result: StoreResult) -> dict:

@@ -36,12 +36,13 @@ TASK = "prospect_memory.business.tasks.promote_entries"
 
 def qualifying(rows: QuerySet) -> QuerySet:
     """The ``rows`` that belong in the knowledge index: live, unexpired account entries of
-    at least PROMOTE_MIN_CONFIDENCE."""
+    at least PROMOTE_MIN_CONFIDENCE whose text is not flagged (SPEC 15)."""
     return unexpired(
         rows.filter(
             layer=Layer.ACCOUNT,
             status=Entry.Status.LIVE,
             confidence__gte=business_settings.PROMOTE_MIN_CONFIDENCE,
+            flagged_at__isnull=True,
         )
     )
 
@@ -52,6 +53,7 @@ def qualifies(entry: Entry) -> bool:
         entry.layer == Layer.ACCOUNT
         and entry.status == Entry.Status.LIVE
         and entry.confidence >= business_settings.PROMOTE_MIN_CONFIDENCE
+        and entry.flagged_at is None
         and (entry.expires_at is None or entry.expires_at > timezone.now())
     )
 

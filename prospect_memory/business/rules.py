@@ -19,6 +19,7 @@ from django.utils import timezone
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import MergeTypeMismatch, ValidationFailed, ValueTooLarge
 from prospect_memory.business.models import KEY_HINT, KEY_PATTERN, Category, Layer, Strategy
+from prospect_memory.core import integrity
 from prospect_memory.core.embeddings import input_text
 
 _KEY = re.compile(KEY_PATTERN, re.ASCII)
@@ -146,6 +147,10 @@ def encode_value(value: Any, field: str = "value") -> str:
     return text
 
 
+#: Most strings of one value reported for invisible characters (the rest are counted).
+_INVISIBLE_REPORTED = 20
+
+
 def check_value(value: object, problems: FieldProblems) -> None:
     if value is None:
         problems.add("value", "value is required and may be any JSON value but null")
@@ -153,6 +158,19 @@ def check_value(value: object, problems: FieldProblems) -> None:
     limit = business_settings.VALUE_MAX_DEPTH
     if _depth(value) > limit:
         problems.add("value", f"value nests deeper than {limit} levels; flatten it")
+        return
+    # Invisible and control characters in any string (object keys too) are refused, never
+    # stored (SPEC 15); each string named by where it is.
+    refused = 0
+    for where, text in integrity.value_texts(value):
+        problem = integrity.invisible_problem(text, where)
+        if problem is None:
+            continue
+        refused += 1
+        if refused <= _INVISIBLE_REPORTED:
+            problems.add(where, problem)
+    if refused > _INVISIBLE_REPORTED:
+        problems.add("value", f"and {refused - _INVISIBLE_REPORTED} more strings like these")
 
 
 def clean_category(category: object, problems: FieldProblems) -> str | None:
@@ -200,8 +218,11 @@ def clean_source(source: object, problems: FieldProblems) -> Source | None:
         value = source.get(name)
         if value is None:
             continue
+        problem = isinstance(value, str) and integrity.invisible_problem(value, f"source.{name}")
         if not isinstance(value, str) or not 1 <= len(value) <= limit:
             problems.add(f"source.{name}", f"must be a string of 1 to {limit} characters")
+        elif problem:
+            problems.add(f"source.{name}", problem)
         elif not value.isprintable():
             problems.add(f"source.{name}", "may not contain control characters")
         else:
@@ -211,6 +232,14 @@ def clean_source(source: object, problems: FieldProblems) -> Source | None:
     if extracted is not None:
         when = _extraction_time(extracted, problems)
     return Source(**ids, extracted_at=when)
+
+
+def entry_flags(value: Any, source: Source | None) -> list[integrity.Flag]:
+    """What the integrity check finds in a value about to be stored and its source."""
+    texts = list(integrity.value_texts(value))
+    if source is not None:
+        texts += [(f"source.{name}", getattr(source, name)) for name in _SOURCE_IDS]
+    return integrity.scan(texts)
 
 
 def _extraction_time(extracted: object, problems: FieldProblems) -> datetime | None:

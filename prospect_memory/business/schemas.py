@@ -9,6 +9,7 @@ from __future__ import annotations
 from prospect_memory.business.conf import business_settings as limits
 from prospect_memory.business.models import KEY_CHARACTERS, KEY_HINT, Category, Layer
 from prospect_memory.business.rules import READ_LAYERS, STORE_STRATEGIES
+from prospect_memory.core.integrity import INTEGRITY_SCHEMA
 
 _STRING = {"type": "string"}
 _NULLABLE_STRING = {"type": ["string", "null"]}
@@ -84,19 +85,23 @@ _ENTRY_PROPERTIES = {
     "access_count": _INTEGER,
     "last_accessed_at": _NULLABLE_DATETIME,
     "alias_of": _STRING,
+    "integrity": INTEGRITY_SCHEMA,
 }
-ENTRY = _object(_ENTRY_PROPERTIES, required=[k for k in _ENTRY_PROPERTIES if k != "alias_of"])
+_OPTIONAL = ("alias_of", "integrity")
+ENTRY = _object(_ENTRY_PROPERTIES, required=[k for k in _ENTRY_PROPERTIES if k not in _OPTIONAL])
 
+_VERSION_PROPERTIES = {
+    "version": _INTEGER,
+    "value": {"description": "The value at that version."},
+    "category": CATEGORY,
+    "confidence": _INTEGER,
+    "source": SOURCE,
+    "strategy": _STRING,
+    "written_at": _DATETIME,
+    "integrity": INTEGRITY_SCHEMA,
+}
 VERSION = _object(
-    {
-        "version": _INTEGER,
-        "value": {"description": "The value at that version."},
-        "category": CATEGORY,
-        "confidence": _INTEGER,
-        "source": SOURCE,
-        "strategy": _STRING,
-        "written_at": _DATETIME,
-    }
+    _VERSION_PROPERTIES, required=[k for k in _VERSION_PROPERTIES if k not in _OPTIONAL]
 )
 
 STORE_INPUT = _object(

@@ -36,8 +36,10 @@ from prospect_memory.business.rules import (
     clean_choice,
     clean_key,
 )
+from prospect_memory.core import integrity
 from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.crypto import keyring, unseal
+from prospect_memory.core.integrity import Flag
 from prospect_memory.core.models import EmbeddedModel
 
 ENTRY_TABLE = Entry._meta.label_lower  # the binding of an entry's sealed value
@@ -70,6 +72,9 @@ class EntryView:
     retired_at: datetime | None = None
     #: The last write by a member or an agent (consolidation's versions are not one).
     written_at: datetime | None = None
+    #: What the integrity check found in the current version (none: clean, or cleared).
+    flags: list[Flag] = field(default_factory=list)
+    flagged_at: datetime | None = None
 
     @classmethod
     def of(cls, entry: Entry) -> EntryView:
@@ -92,6 +97,8 @@ class EntryView:
             status=str(entry.status),
             retired_at=entry.retired_at,
             written_at=entry.written_at,
+            flags=entry.flags,
+            flagged_at=entry.flagged_at,
         )
 
 
@@ -106,6 +113,7 @@ class VersionView:
     written_by: str
     oauth_client: str | None
     written_at: datetime
+    flags: list[Flag] = field(default_factory=list)
 
 
 def _client_name(entry: Entry) -> str | None:
@@ -234,7 +242,7 @@ def _not_found(layer: str, key: str) -> NotFound:
 
 #: Rows of the statements below: an entry's view in the first columns, then what the
 #: statement adds (alias key, distance, when last seen) from this index on.
-_AFTER_VIEW = 20
+_AFTER_VIEW = 21
 
 
 @cache
@@ -256,7 +264,8 @@ def _statements() -> dict[str, str]:
            e.confidence, e.source_pipeline_id, e.source_execution_id, e.source_step_id,
            e.source_extracted_at, e.version, e.created_at, e.updated_at, e.expires_at,
            e.access_count, e.last_accessed_at, e.written_by_label,
-           (SELECT name FROM {application} WHERE id = e.oauth_application_id), e.written_at"""  # noqa: S608
+           (SELECT name FROM {application} WHERE id = e.oauth_application_id), e.written_at,
+           e.integrity_ciphertext"""  # noqa: S608
     compared = "e.embedding_status = %(ready)s AND e.embedding_model = %(model)s"
     # A read is a use: it also resets the idle time consolidation demotes by.
     counted = """access_count = e.access_count + 1, last_accessed_at = statement_timestamp(),
@@ -265,7 +274,7 @@ def _statements() -> dict[str, str]:
     promoted = """
            e.account_id = %(account)s AND e.status = %(live)s AND e.layer = %(account_layer)s
            AND (e.expires_at IS NULL OR e.expires_at > now())
-           AND e.confidence >= %(min_confidence)s"""
+           AND e.confidence >= %(min_confidence)s AND e.flagged_at IS NULL"""
     in_category = "(%(category)s::text IS NULL OR e.category = %(category)s::text)"
     return {
         # The member's own key wins over the account's (live or merged into another entry
@@ -386,11 +395,16 @@ def entry_recall(
 def _view_from_row(row: tuple, ring=None) -> EntryView:
     (entry_id, account_id, key, layer, token, category, confidence, pipeline_id, execution_id,
      step_id, extracted_at, version, created_at, updated_at, expires_at, access_count,
-     last_accessed_at, written_by, client, written_at) = row[:_AFTER_VIEW]  # fmt: skip
-    text = unseal(
-        token, table=ENTRY_TABLE, account_id=account_id, row_id=entry_id, field="value_json",
-        ring=ring or keyring(),
-    )  # fmt: skip
+     last_accessed_at, written_by, client, written_at,
+     integrity_token) = row[:_AFTER_VIEW]  # fmt: skip
+    ring = ring or keyring()
+    where = {"table": ENTRY_TABLE, "account_id": account_id, "row_id": entry_id, "ring": ring}
+    text = unseal(token, field="value_json", **where)
+    flags = (
+        integrity.loads(unseal(integrity_token, field="integrity_json", **where))
+        if integrity_token
+        else []
+    )
     return EntryView(
         id=entry_id,
         key=key,
@@ -408,18 +422,24 @@ def _view_from_row(row: tuple, ring=None) -> EntryView:
         written_by=written_by,
         oauth_client=client,
         written_at=written_at,
+        flags=flags,
     )
 
 
 # --- history ---------------------------------------------------------------------------------
 
 
-def entry_history_views(actor: Actor, entry_id: str) -> list[VersionView]:
+def entry_history_views(
+    actor: Actor, entry_id: str, *, only: tuple[int, ...] | None = None
+) -> list[VersionView]:
+    """An entry's kept versions, newest first (``only``: just those)."""
     versions = (
         EntryVersion.objects.filter(account=actor.account, entry_id=entry_id)
         .select_related("oauth_application")
         .order_by("-version")
     )
+    if only is not None:
+        versions = versions.filter(version__in=only)
     return [
         VersionView(
             version=v.version,
@@ -431,6 +451,7 @@ def entry_history_views(actor: Actor, entry_id: str) -> list[VersionView]:
             written_by=v.written_by_label,
             oauth_client=v.oauth_application.name if v.oauth_application_id else None,
             written_at=v.written_at,
+            flags=v.flags,
         )
         for v in versions
     ]

@@ -32,8 +32,9 @@ from outreach.sql import lock_row
 from prospect_memory.business import promotion
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.embeddings import ENTRIES
-from prospect_memory.business.errors import KeyTaken, NotFound, VersionMismatch
+from prospect_memory.business.errors import IntegrityHold, KeyTaken, NotFound, VersionMismatch
 from prospect_memory.business.models import (
+    CONSOLIDATION,
     Category,
     Entry,
     EntryEvent,
@@ -58,6 +59,7 @@ from prospect_memory.business.rules import (
     clean_ttl,
     embedding_input,
     encode_value,
+    entry_flags,
     expires_at,
     merged_value,
 )
@@ -71,6 +73,7 @@ from prospect_memory.business.selectors import (
 )
 from prospect_memory.core import metering, pipeline
 from prospect_memory.core.budget import Embedded, embed_within_budget
+from prospect_memory.core.integrity import Flag, integrity_data
 from prospect_memory.core.models import UsageEvent
 
 WRITABLE_LAYERS = (Layer.ACCOUNT, Layer.MEMBER)
@@ -246,6 +249,8 @@ def keep_version(entry: Entry) -> None:
         written_at=entry.updated_at,
     )
     version.value_json = entry.value_json
+    if entry.flagged_at is not None:
+        version.integrity_json, version.flagged_at = entry.integrity_json, entry.flagged_at
     version.save(force_insert=True)
     keep = business_settings.HISTORY_VERSIONS
     stale = EntryVersion.objects.filter(entry=entry).order_by("-version")[keep:]
@@ -308,6 +313,72 @@ def _embedding_text(entry: Entry | None) -> str:
     return embedding_input(entry.key, entry.category, entry.value) if entry else ""
 
 
+# --- integrity (SPEC 15) ------------------------------------------------------------------
+
+
+def written_by_person(entry: Entry) -> bool:
+    """Whether the entry's value was last written by a person (a member on a page or a
+    session, not through an OAuth client). A consolidation version changes no value: the
+    write before it decides."""
+    if entry.written_by_label == CONSOLIDATION:
+        earlier = (
+            EntryVersion.objects.filter(entry=entry)
+            .exclude(written_by_label=CONSOLIDATION)
+            .order_by("-version")
+            .values("written_by_id", "oauth_application_id")
+            .first()
+        )
+        return bool(earlier and earlier["written_by_id"] and not earlier["oauth_application_id"])
+    return entry.written_by_id is not None and entry.oauth_application_id is None
+
+
+def hold_flagged(actor: Actor, entry: Entry, flags: list[Flag]) -> None:
+    """A flagged value written by an agent does not replace a shared entry a person wrote:
+    the write is refused with what was found, and a person decides (SPEC 15)."""
+    if entry.layer != Layer.ACCOUNT or actor.oauth_application is None:
+        return  # a member's own context, or a person writing
+    if not written_by_person(entry):
+        return
+    found = "; ".join(f'{f.field}: {f.explanation} ("{f.text}")' for f in flags[:3])
+    raise IntegrityHold(
+        f"Kit flagged this value ({found}) and it would replace {entry.key!r}, which "
+        f"{entry.written_by_label or 'a person'} wrote. Flagged text never replaces what "
+        "people wrote: tell the person you work for what you found, and let them change "
+        "the entry on its page if it is right. Nothing was stored.",
+        details={
+            "key": entry.key,
+            "layer": entry.layer,
+            "current_version": entry.version,
+            "integrity": integrity_data(flags),
+        },
+    )
+
+
+def entry_unflag(
+    *, actor: Actor, key: object, layer: object = Layer.ACCOUNT, expected_version: object = None
+) -> StoreResult:
+    """A writer of the layer clears the flags of an entry's current version, having read it
+    (audited; a newer version than the one read is refused)."""
+    problems = FieldProblems()
+    layer = clean_choice(layer, WRITABLE_LAYERS, "layer", problems)
+    key = clean_key(key, problems)
+    expected = clean_expected_version(expected_version, problems)
+    problems.raise_if_any()
+    require_layer_writer(actor, layer)
+    place = Place.of(actor, layer)
+    with transaction.atomic():
+        lock_shelf(place)
+        entry = _live_entry(place, key)
+        if expected is not None and expected != entry.version:
+            raise _version_mismatch(key, layer, expected, entry.version)
+        if entry.flagged_at is not None:
+            entry.set_flags([])
+            entry.save(update_fields=["integrity_ciphertext", "flagged_at"])
+            _event(actor, EntryEvent.Action.UNFLAG, entry)
+            promotion.schedule([entry])
+    return StoreResult(entry=EntryView.of(entry), created=False, previous_version=entry.version)
+
+
 # --- store ---------------------------------------------------------------------------------
 
 
@@ -344,9 +415,12 @@ def entry_store(
     place = Place.of(actor, layer)
     encode_value(value)  # an oversized value is refused before anything else happens
 
-    # Embed before any lock, on the value this write will most likely store.
+    # Embed and check integrity before any lock, on the value this write will most likely
+    # store (checked again under the lock only if the stored value turns out different).
     before = _likely_target(place, key)
-    embedded = _embed(before.key if before else key, _predict(before, strategy, value, category))
+    guess = _predict(before, strategy, value, category)
+    embedded = _embed(before.key if before else key, guess)
+    checked = _checked(guess, source)
 
     with transaction.atomic():
         lock_shelf(place)
@@ -369,6 +443,9 @@ def entry_store(
             strategy, current.value if current else None, value, exists=current is not None
         )
         text = encode_value(stored)
+        flags = checked[1] if checked and checked[0] == text else entry_flags(stored, source)
+        if flags and current is not None:
+            hold_flagged(actor, current, flags)
         was = _embedding_text(current)
         evicted: list[Entry] = []
         if current is None:
@@ -397,6 +474,7 @@ def entry_store(
         _apply_source(entry, source)
         _write(entry, actor, now)
         entry.strategy = strategy
+        entry.set_flags(flags, now)
         _set_value(entry, text, embedding_input(key, entry.category, stored), was, embedded)
         entry.save(force_insert=current is None)
         _event(actor, EntryEvent.Action.STORE, entry)
@@ -442,6 +520,16 @@ def _predict(before: Entry | None, strategy: str, value: Any, category: str | No
     except KitError:  # the write will refuse it under the lock; nothing to embed
         return None
     return (category or (before.category if before else Category.FACT), stored)
+
+
+def _checked(guess, source: Source | None) -> tuple[str, list[Flag]] | None:
+    """The stored form of a predicted value and its integrity flags, or None."""
+    if guess is None:
+        return None
+    try:
+        return encode_value(guess[1]), entry_flags(guess[1], source)
+    except KitError:  # refused under the lock, where it counts
+        return None
 
 
 def _embed(key: str, guess) -> Embedded:
@@ -577,11 +665,15 @@ def version_restore(
                 "versions that can be restored.",
                 details={"layer": layer, "key": key, "version": version},
             )
+        flags = kept.flags
+        if flags:
+            hold_flagged(actor, entry, flags)
         was = _embedding_text(entry)
         keep_version(entry)
         previous = entry.version
         entry.version += 1
         entry.strategy = Strategy.RESTORE
+        entry.set_flags(flags, now)
         entry.category, entry.confidence = kept.category, kept.confidence
         entry.source_pipeline_id = kept.source_pipeline_id
         entry.source_execution_id = kept.source_execution_id

@@ -28,6 +28,11 @@ urlpatterns = [
         name="business-version-changes",
     ),
     path(
+        "business-memory/<str:layer>/<str:key>/review/",
+        views.entry_review_page,
+        name="business-entry-review",
+    ),
+    path(
         "business-memory/<str:layer>/<str:key>/unmerge/",
         views.merge_undo_page,
         name="business-merge-undo",

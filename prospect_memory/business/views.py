@@ -325,19 +325,20 @@ def version_changes_page(request, layer: str, key: str, version: int):
     """What changed from one kept version to the version after it (one pair, on its own)."""
     actor = request.actor
     entry = EntryView.of(_entry(actor, layer, key))
-    versions = entry_history_views(actor, entry.id)  # newest first
-    position = next((i for i, v in enumerate(versions) if v.version == version), None)
-    if position is None:
+    pair = {v.version: v for v in entry_history_views(actor, entry.id, only=(version, version + 1))}
+    kept = pair.get(version)
+    if kept is None:
         raise Http404("That version is not kept.")
-    newer = versions[position - 1] if position else entry
+    # The version after it is kept too, or it is the entry's current one.
+    newer = pair.get(version + 1, entry)
     return render(
         request,
         "business_memory/version_changes.html",
         {
             "entry": entry,
-            "kept": versions[position],
+            "kept": kept,
             "newer": newer,
-            "diff": value_changes(_lines(versions[position].value), _lines(newer.value)),
+            "diff": value_changes(_lines(kept.value), _lines(newer.value)),
         },
     )
 
@@ -384,3 +385,37 @@ def merge_undo_page(request, layer: str, key: str):
         messages.success(request, f"{alias.key} is an entry of its own again.")
         return redirect("business-entry", layer=layer, key=alias.key)
     return render(request, "business_memory/undo_merge.html", {"entry": alias})
+
+
+@require_http_methods(["GET", "POST"])
+@member_required
+def entry_review_page(request, layer: str, key: str):
+    """A writer of the layer reads a flagged entry and clears its flags (audited); deleting
+    it is the delete page's."""
+    actor = request.actor
+    entry = EntryView.of(_entry(actor, layer, key))
+    require_layer_writer(actor, layer)
+    if request.method == "POST":
+        try:
+            perform(
+                request,
+                operations.UNFLAG,
+                key=entry.key,
+                layer=layer,
+                expected_version=_expected_version(request) or entry.version,
+            )
+        except VersionMismatch:
+            messages.error(
+                request, f"{entry.key} changed since you read it; review its new version."
+            )
+            return redirect("business-entry-review", layer=layer, key=entry.key)
+        except KitError as error:
+            messages.error(request, error.message)
+        else:
+            messages.success(request, f"Cleared the flags of {entry.key}.")
+        return redirect("business-entry", layer=layer, key=entry.key)
+    return render(
+        request,
+        "business_memory/review.html",
+        {"entry": entry, "value": pretty_json(entry.value)},
+    )

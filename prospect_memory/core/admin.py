@@ -11,6 +11,7 @@ whatever admin page they reach it through.
 from __future__ import annotations
 
 from django.contrib import admin
+from django.utils.html import format_html, format_html_join
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -36,3 +37,17 @@ class SealedValuesAdmin(ReadOnlyAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return [f for f in super().get_readonly_fields(request, obj) if self.may_read(request, f)]
+
+
+def flags_html(flags) -> str:
+    """A row's integrity flags (SPEC 15) on its admin page: what was found, where, the text."""
+    if not flags:
+        return "—"
+    return format_html(
+        "<ul>{}</ul>",
+        format_html_join(
+            "",
+            "<li>{} in <code>{}</code>: <q>{}</q></li>",
+            ((f.explanation, f.field, f.text) for f in flags),
+        ),
+    )

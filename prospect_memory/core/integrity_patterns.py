@@ -96,7 +96,7 @@ _DIRECTIVE = {
     "en": r"\b(?:you|your|yourself|please|should|must|shall|need\s+to|have\s+to|are\s+(?:asked|"
     r"required|instructed|expected|requested|told)\s+to|always|never|do\s+not|don'?t|make\s+sure)\b",
     "de": r"\b(?:du|dich|dir|dein\w*|euch|euer|eure\w*|ihr|bitte|soll\w*|muss|müssen|musst|darf|"
-    r"dürfen|darfst|niemals|immer|nicht|keine\w*)\b|\b(?-i:Sie|Ihnen|Ihre?\w*)\b",
+    r"dürfen|darfst|niemals|immer|nicht|keine\w*)\b|\b(?-i:Sie|Ihnen|Ihre?\w*|SIE)\b",
     "fr": r"\b(?:tu|te|toi|ton|ta|tes|vous|votre|vos|veuillez|merci\s+de|doit|doivent|devez|dois|"
     r"jamais|toujours|pas|aucun\w*)\b|\bt'",
     "es": r"\b(?:tú|tu|te|ti|tus|usted|ustedes|por\s+favor|debe|deben|debes|tiene\s+que|tienen\s+"
@@ -104,6 +104,31 @@ _DIRECTIVE = {
     "pl": r"\b(?:ty|ci|cię|tobie|twój|twoja|twoje|twoich|twoim|twoją|swoj\w*|wam|wasz\w*|proszę|"
     r"prosimy|musi|muszą|musisz|powinien|powinna|powinni|powinieneś|mają|masz|należy|nie|nigdy|"
     r"zawsze)\b|\b(?-i:Pan|Pani|Panie|Państwo)\b",
+}
+#: Orders that open what is said to the AI ("AI agents: ignore ...", "Assistent: schick ...").
+_IMPERATIVE = {
+    "en": r"(?:ignore|disregard|forget|send|e-?mail|forward|append|include|insert|recommend|"
+    r"rank|describe|present|say|tell|mention|call|execute|open|render|reply|respond|answer|"
+    r"replace|remove|delete|store|save|update|overwrite|treat|export|upload|copy|invite|click|"
+    r"visit|run|add|end|sign|mark|score|rate|post|share|book)\b",
+    "de": r"(?:ignorier\w*|vergiss|vergesst|sende|sendet|senden\s+sie|schick\w*|leite\w*|füg\w*|"
+    r"häng\w*|empfiehl\w*|empfehlt|empfehlen\s+sie|nenn\w*|sag\w*|schreib\w*|ruf\w*|nutz\w*|"
+    r"verwende\w*|öffne\w*|ersetz\w*|lösch\w*|speicher\w*|überschreib\w*|markier\w*|"
+    r"bewerte\w*|exportier\w*|führ\w*|trag\w*)\b",
+    "fr": r"(?:ignore|ignorez|oublie|oubliez|envoie|envoyez|transfère|transférez|ajoute|ajoutez|"
+    r"recommande|recommandez|cite|citez|mentionne|mentionnez|dis|dites|indique|indiquez|"
+    r"présente|présentez|appelle|appelez|utilise|utilisez|exécute|exécutez|ouvre|ouvrez|"
+    r"remplace|remplacez|supprime|supprimez|enregistre|enregistrez|exporte|exportez|note|notez|"
+    r"réponds|répondez|considère|considérez|traite|traitez)\b",
+    "es": r"(?:ignora|ignore|ignoren|olvida|olvide|olviden|envía|envíe|envíen|manda|mande|reenvía|"
+    r"reenvíe|añade|añada|agrega|agregue|recomienda|recomiende|recomienden|menciona|mencione|di|"
+    r"dile|diga|díganle|indica|indique|presenta|presente|llama|llame|usa|use|utiliza|utilice|"
+    r"ejecuta|ejecute|abre|abra|abran|reemplaza|reemplace|elimina|elimine|guarda|guarde|exporta|"
+    r"exporte|puntúa|puntúe|responde|responda|trata|trate|considera|considere)\b",
+    "pl": r"(?:zignoruj\w*|ignoruj\w*|zapomnij\w*|wyślij\w*|prześlij\w*|przekaż\w*|dodaj\w*|"
+    r"dodawaj\w*|poleć\w*|polecaj\w*|wspomnij\w*|powiedz\w*|napisz\w*|przedstaw\w*|użyj\w*|"
+    r"uruchom\w*|wywołaj\w*|otwórz\w*|zastąp\w*|usuń\w*|zapisz\w*|eksportuj\w*|"
+    r"wyeksportuj\w*|oceń\w*|odpowiedz\w*|traktuj\w*|uznaj\w*)\b",
 }
 _AI_TRIGGERS = {
     "en": (
@@ -175,10 +200,12 @@ def _addressed(language: str) -> Rule:
         _START
         + _OPENERS[language]
         + _AI[language]
-        + r"\b[^.!?\n:,]{0,45}?[:,!]+\s*"
+        + r"(?![-\w])[^.!?\n:,]{0,45}?[:,!]+\s*"
+        + r"(?:(?:please|bitte|proszę|por\s+favor|s'il\s+(?:te|vous)\s+pla[iî]t)\s*,?\s*)?"
+        + f"(?:{_IMPERATIVE[language]}|"
         + _SENTENCE
         + "{0,25}?"
-        + f"(?:{_DIRECTIVE[language]})",
+        + f"(?:{_DIRECTIVE[language]}))",
     )
 
 
@@ -200,12 +227,12 @@ _SUBJECT_ORDER = {
     r"verrat\w*|beantwort\w*|eintrag\w*|lösch\w*|aufnehm\w*)\b",
     "fr": r"\b(?:l'|le\s+|la\s+|tout\s+|toute\s+|tous\s+les\s+|les\s+)(?:assistant\w*|agent\w*|"
     r"modèle\w*|ia|bot\w*|chatbot\w*|robot\w*|llm\w*)(?:\s+(?:ia|d'ia))?\s+(?:ne\s+)?(?:doit|"
-    r"doivent|devra|devront|peut|peuvent)\b[^.\n]{0,120}?\b(?:ignor\w*|oubli\w*|envoy\w*|"
+    r"doivent|devra|devront|peut|peuvent)\b[^.\n]{0,120}?\b(?:ignor\w*|oubli\w*|envoy\w*|inform\w*|"
     r"transf[eé]r\w*|transmet\w*|enregistr\w*|appel\w*|exécut\w*|di(?:re|t)|indiqu\w*|"
     r"mentionn\w*|recommand\w*|présent\w*|révél\w*|répond\w*|suppri\w*|ajout\w*|cach\w*)",
     "es": r"\b(?:el|la|los|las|todo|toda|cualquier)\s+(?:asistente|agente|modelo|ia|bot|chatbot|"
     r"llm|rastreador)(?:es|s)?(?:\s+de\s+ia)?\s+(?:no\s+)?(?:debe|deben|deberá|deberán|tiene\s+que|"
-    r"tienen\s+que|puede|pueden|ha\s+de)\b[^.\n]{0,120}?\b(?:ignor\w*|olvid\w*|envi\w*|mand\w*|"
+    r"tienen\s+que|puede|pueden|ha\s+de)\b[^.\n]{0,120}?\b(?:ignor\w*|olvid\w*|envi\w*|mand\w*|inform\w*|"
     r"reenvi\w*|guard\w*|llam\w*|ejecut\w*|decir|diga|indic\w*|mencion\w*|recomend\w*|"
     r"present\w*|revel\w*|respond\w*|elimin\w*|añad\w*|ocult\w*)",
     "pl": r"\b(?:asystent|agent|model|ai|si|bot|chatbot|czat|robot)\w*\s+(?:[\w'’-]+\s+){0,3}?(?:nie\s+)?"
@@ -412,7 +439,7 @@ _OVERRIDE = {
         r"system|safety|your|all|any|the\s+user'?s?|these|those|other)\s+"
         + _words(2)
         + r"(?:instructions?|prompts?|rules|directives?|guidelines|guardrails|commands?|orders|"
-        r"context|messages?|programming|constraints|polic(?:y|ies)|restrictions|settings|tasks?|"
+        r"context|programming|constraints|polic(?:y|ies)|restrictions|settings|tasks?|"
         r"requirements|criteria|persona)\b",
         r"\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:everything|all|anything|whatever|what)\s+"
         r"(?:above|before|prior|earlier|previously|else|(?:that\s+)?(?:you\s+)?(?:were|have\s+been|"
@@ -443,7 +470,7 @@ _OVERRIDE = {
         r"ne\s+(?:tiens|tenez)\s+(?:pas|plus)\s+compte\s+d[eu']|outrepasse[zr]?|contourne[zr]?|"
         r"écarte[zr]?|ne\s+(?:suis|suivez)\s+plus)\s*"
         + _words(4)
-        + r"(?:instructions?|consignes?|directives?|règles|prompts?|ordres|messages?|"
+        + r"(?:instructions?|consignes?|directives?|règles|prompts?|ordres|"
         r"indications|contexte|paramètres|tâches?|réglages|exigences|critères)\b",
         r"\b(?:oublie[zr]?|ignore[zr]?)\s+(?:tout\s+)?(?:ce\s+qu[ei']|ce\s+qui|le\s+reste|"
         r"l[ae']\s*\w*\s*(?:précède|dessus))",
@@ -458,7 +485,7 @@ _OVERRIDE = {
         r"alto|deja\s+de\s+seguir|deje\s+de\s+seguir|anula|anule|salta|sáltate)\s+"
         + _words(4)
         + r"(?:instruc\w*|intruc\w*|indicaciones|reglas|órdenes|directrices|normas|prompts?|"
-        r"mensajes|consignas|pautas|contexto|tareas?|configuraci(?:ón|ones)|requisitos|criterios)\b",
+        r"consignas|pautas|contexto|tareas?|configuraci(?:ón|ones)|requisitos|criterios)\b",
         r"\b(?:olvida|olvide|olvídate|olvídese|ignora|ignore)\s+(?:de\s+)?(?:todo\s+)?lo\s+"
         r"(?:anterior|que\s+(?:te|le|se\s+te|se\s+le)?\s*\w+|de\s+arriba|previo)",
         r"\b(?:instrucciones|indicaciones|reglas|órdenes|normas)\s+(?:[\w'’-]+\s+){0,4}?(?:ya\s+)?"
@@ -595,7 +622,7 @@ _ROLE = {
     r"\b(?:developer|god|jailbreak|dan|unrestricted|admin)\s+mode\b|"
     r"(?:^|\n)\s*(?:#+\s*)?(?:system|assistant)(?:\s+(?:prompt|message|override|update|notice|"
     r"instruction))?\s*[:：]|"
-    r"\bsystem\s+(?:update|override|notice|instruction|message)\s*[:：]|"
+    r"\bsystem\s+(?:update|override|notice|instruction|message|alert|note)\s*[:：]|"
     r"\[\s*/?\s*(?:system|admin|instructions?|inst)\s*\]|<\|?(?:im_start|system|endoftext)\|?>|"
     r"</?\s*(?:system|instructions?)\s*>",
     "de": r"\b(?:du\s+bist|sie\s+sind|ihr\s+seid)\s+(?:jetzt|nun|ab\s+sofort|ab\s+jetzt|fortan|"
@@ -611,7 +638,7 @@ _ROLE = {
     r"(?:aufgabe|rolle|anweisung|mission|funktion|persona|zielsetzung)\b|"
     r"\bneue\s+(?:system)?(?:anweisung(?:en)?|regel(?:n)?|vorgabe(?:n)?)\b[^\n]{0,60}?[:：]|"
     r"\b(?:entwickler|developer|admin|debug|jailbreak)-?modus\b|"
-    r"\bsystem(?:aktualisierung|hinweis|anweisung|meldung|update)\s*[:：]|"
+    r"\bsystem(?:aktualisierung|hinweis|anweisung|meldung|nachricht|update|warnung)\s*[:：]|"
     r"(?:^|\n)\s*(?:#+\s*)?(?:system|assistent)\s*[:：]|\[\s*/?\s*system\s*\]|"
     r"</?\s*system\s*>",
     "fr": r"\b(?:tu\s+es|vous\s+êtes)\s+(?:désormais|maintenant|à\s+présent|dorénavant|dès\s+"
@@ -629,8 +656,8 @@ _ROLE = {
     r"mission|tâche|objectif|consigne|instruction|fonction|but)\b|"
     r"\bnouvelles?\s+(?:instructions?|consignes?|règles?)\b[^\n]{0,60}?[:：]|"
     r"\bmode\s+(?:développeur|admin|debug|sans\s+restriction|dan)\b|"
-    r"\bmise\s+à\s+jour\s+(?:du\s+)?système\b|\b(?:message|consigne|instruction)s?\s+"
-    r"(?:du\s+)?système\s*[:：]|\binstruction\s+système\s+prioritaire\b|"
+    r"\bmise\s+à\s+jour\s+(?:du\s+)?système\b|\b(?:message|consigne|instruction|avis|note|"
+    r"alerte)s?\s+(?:du\s+)?système\s*[:：]|\binstruction\s+système\s+prioritaire\b|"
     r"(?:^|\n)\s*(?:#+\s*)?(?:système|system|assistant)\s*[:：]|\[\s*/?\s*system\s*\]|"
     r"</?\s*system\s*>",
     "es": r"\b(?:ahora|a\s+partir\s+de\s+ahora|desde\s+ahora|de\s+ahora\s+en\s+adelante),?\s+"
@@ -644,8 +671,8 @@ _ROLE = {
     r"misión|función|instrucción|rol|papel|objetivo)\b|"
     r"\bnuevas?\s+(?:instrucciones?|indicaciones?|órdenes|reglas?)\b[^\n]{0,60}?[:：]|"
     r"\bmodo\s+(?:desarrollador|administrador|depuración|sin\s+restricciones|dan)\b|"
-    r"\bactualizaci(?:ón|ones)\s+del\s+sistema\b|\b(?:instrucci(?:ón|ones)|mensaje|aviso)\s+"
-    r"del\s+sistema\s*[:：]|"
+    r"\bactualizaci(?:ón|ones)\s+del\s+sistema\b|\b(?:instrucci(?:ón|ones)|mensaje|aviso|nota|"
+    r"alerta)\s+del\s+sistema\s*[:：]|"
     r"(?:^|\n)\s*(?:#+\s*)?(?:sistema|system|asistente)\s*[:：]|\[\s*/?\s*system\s*\]|"
     r"</?\s*system\s*>|\beres\s+(?:el|la)\s+asistente\b",
     "pl": r"\b(?:od\s+teraz|od\s+tej\s+chwili|od\s+tej\s+pory|odtąd|teraz),?\s+(?:jesteś|będziesz|"
@@ -659,7 +686,8 @@ _ROLE = {
     r"funkcja|cel|celem)\b|"
     r"\bnowe\s+(?:instrukcje|polecenia|wytyczne|zasady)\b[^\n]{0,60}?[:：]|"
     r"\btryb\w*\s+(?:dewelopera|programisty|deweloperski\w*|administratora|bez\s+ograniczeń|dan)"
-    r"\b|\baktualizacj\w+\s+systemu\b|"
+    r"\b|\baktualizacj\w+\s+systemu\b|\b(?:komunikat|polecenie|wiadomość|alert)\s+systemow\w*"
+    r"\s*[:：]|"
     r"(?:^|\n)\s*(?:#+\s*)?(?:system|asystent)\s*[:：]|\[\s*/?\s*system\s*\]|</?\s*system\s*>",
 }
 _ROLE_TRIGGERS = {
@@ -778,7 +806,7 @@ _ROLE_TRIGGERS = {
 _SEND = {
     "en": [
         r"\b(?:send|sends|sending|e-?mail|e-?mails|forward|forwards|post|upload|transmit|exfiltrate|"
-        r"leak|share|submit|copy|paste|report|relay|deliver|reply|bcc|cc|dm|message)\s+"
+        r"leak|share|submit|copy|paste|report|relay|deliver|reply|bcc|cc|dm|message|export\w*)\s+"
         + _words(6)
         + r"(?:conversations?|chats?|chat\s+history|thread|email\s+thread|context|memory|memories|"
         r"session|system\s+prompt|prompts?|instructions|api[\s_-]*keys?|keys|credentials|tokens?|"
@@ -833,7 +861,8 @@ _SEND = {
     ],
     "fr": [
         r"\b(?:envoi\w*|envoy\w*|transmet\w*|transmis|transf[eè]r\w*|copie\w*|publie\w*|poste\w*|"
-        r"partage\w*|téléverse\w*|expédie\w*|fais\s+suivre|faites\s+suivre)\s+(?:[\w'’-]+\s+){0,8}?"
+        r"partage\w*|téléverse\w*|expédie\w*|fais\s+suivre|faites\s+suivre|export\w*)\s+"
+        r"(?:[\w'’-]+\s+){0,8}?"
         r"(?:conversations?|historique|fil|contexte|mémoire|prompt\s+système|consignes|"
         r"instructions|clés?\s+(?:d')?api|clé|identifiants|mots\s+de\s+passe|jetons?|secrets?|"
         r"données|notes|liste|contacts|adresse\s+e-?mail|export|récapitulatif|tout)\b"
@@ -858,7 +887,7 @@ _SEND = {
     "es": [
         r"\b(?:envía|envíe|envia|enviar|envíen|manda|mande|mandar|reenvía|reenvíe|reenvia|"
         r"transmite|transmita|publica|publique|sube|suba|comparte|comparta|copia|copie|remite|"
-        r"remita)\s+(?:[\w'’-]+\s+){0,8}?(?:conversaci(?:ón|ones)|historial|hilo|contexto|memoria|"
+        r"remita|export\w*)\s+(?:[\w'’-]+\s+){0,8}?(?:conversaci(?:ón|ones)|historial|hilo|contexto|memoria|"
         r"prompt\s+del\s+sistema|instrucciones|claves?\s+(?:de\s+)?api|clave|credenciales|"
         r"contraseñas?|tokens?|secretos?|datos|notas|lista|contactos|dirección\s+de\s+correo|"
         r"exportación|resumen|todo)\b" + _SENTENCE + "{0,160}?" + _DEST,
@@ -879,7 +908,7 @@ _SEND = {
     ],
     "pl": [
         r"\b(?:wyślij\w*|wysyła\w*|prześlij\w*|przesła\w*|przekaż\w*|przekaz\w*|skopiuj\w*|"
-        r"opublikuj\w*|wrzuć\w*|udostępnij\w*|załącz\w*|wklej\w*|wyeksportuj\w*)\s+"
+        r"opublikuj\w*|wrzuć\w*|udostępnij\w*|załącz\w*|wklej\w*|(?:wy)?eksport\w*)\s+"
         r"(?:[\w'’-]+\s+){0,8}?(?:rozmow\w*|histori\w*|wątek\w*|kontekst\w*|pamię\w*|prompt\w*\s+"
         r"systemow\w*|instrukcj\w*|klucz\w*(?:\s+api)?|dane\s+logowania|hasł\w*|haseł|token\w*|"
         r"sekret\w*|dan\w*|notatk\w*|notat\w*|list\w*|kontakt\w*|adres\w*\s+e-mail|"

@@ -1,4 +1,5 @@
-"""Models both memories share: the embedding columns of a row, and usage events.
+"""Models both memories share: the embedding columns of a row, integrity flags, and usage
+events.
 
 They belong to the ``prospect_memory`` app (its migrations create them); they live here so
 that each memory can use them without importing the other's models.
@@ -13,6 +14,8 @@ from django.utils import timezone
 from pgvector.django import VectorField
 
 from outreach.models import Account
+from prospect_memory.core import integrity
+from prospect_memory.core.crypto import SealedField
 
 
 class EmbeddingStatus(models.TextChoices):
@@ -45,6 +48,34 @@ class EmbeddedModel(models.Model):
                 name="%(class)s_ready_embedding_has_vector",
             ),
         ]
+
+
+class FlaggedModel(models.Model):
+    """A row whose text Kit checked when it was written (``core.integrity``, SPEC 15).
+
+    The flags found are sealed like the text they quote; ``flagged_at`` says when they were
+    found (null: nothing was, or a person cleared them), so lists of flagged items read one
+    clear column.
+    """
+
+    integrity_ciphertext = models.BinaryField(null=True, blank=True, editable=False)
+    flagged_at = models.DateTimeField(null=True, blank=True)
+
+    integrity_json = SealedField("integrity_ciphertext")
+
+    class Meta:
+        abstract = True
+
+    @property
+    def flags(self) -> list[integrity.Flag]:
+        if not self.integrity_ciphertext:
+            return []
+        return integrity.loads(self.integrity_json)
+
+    def set_flags(self, flags: list[integrity.Flag], now=None) -> None:
+        """Keep ``flags`` (none: the row is clean); the row's key and account must be set."""
+        self.integrity_json = integrity.dumps(flags) if flags else ""
+        self.flagged_at = (now or timezone.now()) if flags else None
 
 
 class UsageEvent(models.Model):

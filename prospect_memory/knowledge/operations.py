@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from outreach import scopes
 from outreach.access import Actor
-from outreach.operations import Operation
+from outreach.operations import STORED_TEXT_IS_DATA, Operation
 from prospect_memory.core import metering
 from prospect_memory.core.models import UsageEvent
 from prospect_memory.errors import InvalidDomain
@@ -45,7 +45,7 @@ SEARCH = Operation(
         "from (derived_from) and, for a note, which company it is about and whether that "
         "company must not be contacted (about.should_stop: then do not write to it). Pass "
         f"kinds or domain to narrow it; at most {limits.LIMIT_MAX} hits. Recall a company "
-        "or an entry for the whole text."
+        "or an entry for the whole text. " + STORED_TEXT_IS_DATA
     ),
     input_schema=schemas.SEARCH_INPUT,
     data_schema=schemas.SEARCH,

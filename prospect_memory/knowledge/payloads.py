@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from outreach.renderers import dumps
 from prospect_memory.business.payloads import source_data
+from prospect_memory.core.integrity import integrity_data
 
 if TYPE_CHECKING:
     from prospect_memory.knowledge.selectors import Hit, KnowledgeSearch
@@ -39,6 +40,8 @@ def hit_data(hit: Hit) -> dict:
                 else []
             ),
         }
+        if note.flags:
+            data["integrity"] = integrity_data(note.flags)
         return data
     entry = hit.entry
     data["key"] = entry.key
@@ -49,6 +52,8 @@ def hit_data(hit: Hit) -> dict:
         entry.source, written_by=entry.written_by, oauth_client=entry.oauth_client
     )
     data["about"] = None  # business memory is about the account, not one company
+    if entry.flags:  # (never: flagged entries are held from the index; said for symmetry)
+        data["integrity"] = integrity_data(entry.flags)
     return data
 
 

@@ -3,6 +3,7 @@ the descriptions come from ``knowledge.conf``; the selector checks every rule ag
 
 from __future__ import annotations
 
+from prospect_memory.core.integrity import INTEGRITY_SCHEMA
 from prospect_memory.knowledge.conf import knowledge_settings as limits
 from prospect_memory.knowledge.selectors import KINDS
 
@@ -99,6 +100,7 @@ HIT = {
         "stale": {"type": "boolean"},
         "derived_from": _SOURCE,
         "about": _ABOUT,
+        "integrity": INTEGRITY_SCHEMA,
     },
     "required": ["kind", "title", "excerpt", "distance", "stale", "derived_from", "about"],
     "additionalProperties": False,

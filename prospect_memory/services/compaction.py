@@ -11,6 +11,7 @@ from django.utils import timezone
 from outreach.access import Actor, require_module_admin
 from prospect_memory.conf import app_settings
 from prospect_memory.core.budget import embed_within_budget
+from prospect_memory.core.integrity import MAX_FLAGS, url_flags
 from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import (
     DomainNoteLimitReached,
@@ -28,6 +29,7 @@ from prospect_memory.rules import (
     compaction_suggested,
     embedding_input,
     normalise_url,
+    note_flags,
 )
 from prospect_memory.selectors import NoteView, active_notes, compaction_for_actor
 from prospect_memory.services.dossiers import audit, lock_dossier, new_note, note_view, set_count
@@ -82,6 +84,9 @@ def dossier_compact(
 
     text = embedding_input(cleaned["title"], cleaned["body"])
     embedded = embed_within_budget(text)
+    # The merged note's text is checked before the lock; its sources (the replaced notes',
+    # already checked when they were saved) are known only under it.
+    text_flags = note_flags(title=cleaned["title"], body=cleaned["body"], source_urls=[])
 
     with transaction.atomic():
         dossier = lock_dossier(actor, resolved, create=False)
@@ -115,14 +120,21 @@ def dossier_compact(
         for note in sorted(replaced, key=lambda n: (n.observed_at, n.created_at)):
             for url in note.source_urls:
                 urls.setdefault(normalise_url(url), url)
+        sources = list(urls.values())
+        source_flags = [
+            flag
+            for index, url in enumerate(sources)
+            for flag in url_flags(url, f"source_urls[{index}]")
+        ]
         merged = new_note(
             actor,
             dossier,
             title=cleaned["title"],
             body=cleaned["body"],
-            source_urls=list(urls.values()),
+            source_urls=sources,
             observed_at=min(n.observed_at for n in replaced),
             embedded=embedded,
+            flags=(text_flags + source_flags)[:MAX_FLAGS],
         )
         replaced_ids = [n.id for n in replaced]
         Note.objects.filter(account=actor.account, id__in=replaced_ids).update(

@@ -11,6 +11,7 @@ from outreach.access import Actor
 from outreach.sql import lock_row
 from prospect_memory.core import pipeline
 from prospect_memory.core.budget import Embedded
+from prospect_memory.core.integrity import Flag
 from prospect_memory.models import AuditEvent, Dossier, Note
 from prospect_memory.note_embeddings import NOTES
 from prospect_memory.selectors import NoteView
@@ -55,8 +56,11 @@ def new_note(
     source_urls: list[str],
     observed_at: date,
     embedded: Embedded,
+    flags: list[Flag],
 ) -> Note:
-    """Insert an active note; its embedding is queued when the provider gave none in time."""
+    """Insert an active note, with what the integrity check found in it (``flags``, found
+    by the caller before it took its locks; SPEC 15); its embedding is queued when the
+    provider gave none in time."""
     note = Note(
         id=uuid.uuid4(),
         account=actor.account,
@@ -73,6 +77,7 @@ def new_note(
     note.title = title
     note.body = body
     note.body_bytes = len(body.encode("utf-8"))
+    note.set_flags(flags, now=note.created_at)
     note.save(force_insert=True)
     if embedded.vector is None:
         pipeline.enqueue(NOTES, note.id)

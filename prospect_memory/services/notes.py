@@ -14,6 +14,7 @@ from outreach.sql import take_slot
 from prospect_memory.conf import app_settings
 from prospect_memory.core import metering
 from prospect_memory.core.budget import Embedded, embed_within_budget
+from prospect_memory.core.integrity import integrity_data
 from prospect_memory.core.models import UsageEvent
 from prospect_memory.core.vectors import distance_to
 from prospect_memory.domains import resolve_domain
@@ -24,6 +25,7 @@ from prospect_memory.rules import (
     compaction_suggested,
     embedding_input,
     normalise_url,
+    note_flags,
     utc_today,
 )
 from prospect_memory.selectors import NoteView, Recall, active_notes, note_for_actor
@@ -113,6 +115,8 @@ def _overlap(
         "source_urls",
         "observed_at",
         "created_at",
+        "integrity_ciphertext",
+        "flagged_at",
     )
     if embedded.vector is not None:
         rows = rows.annotate(distance=distance_to(embedded.vector, embedded.model))
@@ -129,6 +133,8 @@ def _overlap(
             result.skipped += 1
             continue
         result.compared += 1
+        # Stored text shown back carries its flags, as in every answer (SPEC 15).
+        flagged = {"integrity": integrity_data(row.flags)} if row.flagged_at else {}
         if distance <= provider.near_duplicate_distance:
             result.near_duplicates.append(
                 {
@@ -138,6 +144,7 @@ def _overlap(
                     "distance": round(distance, 4),
                     "source_urls": list(row.source_urls),
                     "observed_at": row.observed_at.isoformat(),
+                    **flagged,
                 }
             )
         elif distance <= provider.overlap_distance:
@@ -148,6 +155,7 @@ def _overlap(
                     "title": row.title,
                     "distance": round(distance, 4),
                     "excerpt": body[:excerpt] + ("…" if len(body) > excerpt else ""),
+                    **flagged,
                 }
             )
     result.near_duplicates.sort(key=lambda d: d["distance"])
@@ -186,6 +194,9 @@ def note_save(
 
     text = embedding_input(note_input.title, note_input.body)
     embedded = embed_within_budget(text)
+    flags = note_flags(
+        title=note_input.title, body=note_input.body, source_urls=note_input.source_urls
+    )
 
     with transaction.atomic():
         # One of today's saves, taken atomically, or none left.
@@ -212,6 +223,7 @@ def note_save(
             source_urls=note_input.source_urls,
             observed_at=note_input.observed_at,
             embedded=embedded,
+            flags=flags,
         )
         set_count(dossier, count + 1)
         audit(actor, AuditEvent.Action.SAVE, resolved, note_id=note.id)
@@ -259,6 +271,24 @@ def note_delete(*, actor: Actor, note_id: object) -> DeleteResult:
     return DeleteResult(
         note_id=note_pk, domain=domain, also_deleted_note_ids=superseded, note_count=count
     )
+
+
+# --- integrity ------------------------------------------------------------------------------
+
+
+def note_unflag(*, actor: Actor, note_id: object) -> NoteView:
+    """A module admin who read a flagged note clears its flags (audited, SPEC 15)."""
+    require_module_admin(actor)
+    note = note_for_actor(actor, note_id)
+    domain = note.dossier.domain
+    with transaction.atomic():
+        lock_dossier(actor, domain, create=False)
+        note = note_for_actor(actor, note_id, lock=True)
+        if note.flagged_at is not None:
+            note.set_flags([])
+            note.save(update_fields=["integrity_ciphertext", "flagged_at"])
+            audit(actor, AuditEvent.Action.UNFLAG, domain, note_id=note.pk)
+    return NoteView.of(note, domain=domain)
 
 
 # --- recall metering -------------------------------------------------------------------------

@@ -8,8 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from outreach.errors import KitError
+from prospect_memory.core.integrity import invisible_characters
 from prospect_memory.models import Note
-from prospect_memory.rules import clean_note_input, clean_title, normalise_url
+from prospect_memory.rules import FieldError, clean_note_input, clean_title, normalise_url
 from tests.factories import save_note
 
 anything = st.recursive(
@@ -37,6 +38,10 @@ def test_validation_never_fails_unexpectedly(title, body, source_urls, observed_
 
 @given(title=st.text(max_size=500))
 def test_title_is_one_line_of_at_most_120(title):
+    if invisible_characters(title):
+        with pytest.raises(FieldError, match="invisible or control character"):
+            clean_title(title)
+        return
     cleaned = clean_title(title)
     assert "\n" not in cleaned
     assert len(cleaned) <= 120

@@ -20,6 +20,11 @@ urlpatterns = [
         views.MergeUndoApi.as_view(),
         name="api-business-entry-unmerge",
     ),
+    path(
+        "entries/<str:key>/unflag",
+        views.EntryUnflagApi.as_view(),
+        name="api-business-entry-unflag",
+    ),
     path("search", views.SearchApi.as_view(), name="api-business-search"),
     path("evictions", views.EvictionsApi.as_view(), name="api-business-evictions"),
     path(

@@ -53,3 +53,7 @@ class EvictionRestoreApi(OperationApi):
 
 class MergeUndoApi(OperationApi):
     post = serve(operations.UNDO_MERGE, operation_id="business_memory_undo_merge", path=("key",))
+
+
+class EntryUnflagApi(OperationApi):
+    post = serve(operations.UNFLAG, operation_id="business_memory_unflag", path=("key",))

@@ -1,0 +1,132 @@
+"""Memory integrity's costs (SPEC 15, issue 17), measured in process on this machine.
+
+- The checks per note: refusal of invisible characters plus the flag scan, over the clean
+  and the poisoned notes of the labelled set, and over the largest note a save accepts
+  (10 KB of ordinary research that mentions AI, assistants and instructions).
+- The entry page at its worst: an entry with 20 kept versions, each a value of the maximum
+  size built against comparison (lists of short repeated or shuffled strings), rendered
+  through the whole Django stack (a signed-in test client: middleware, view, template);
+  and the page that compares one such pair.
+
+Run as part of ``scripts/bench`` or alone: ``.venv/bin/python bench/integrity_bench.py``.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _percentile(samples: list[float], p: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))]
+
+
+def checks_cost(rounds: int = 5) -> dict:
+    """Microseconds per note of the write-time checks, by kind of note."""
+    from prospect_memory.core.integrity_report import DEFAULT_SET, item_flags, item_refused, load
+
+    items = [i for i in load(DEFAULT_SET) if i["kind"] == "note"]
+    groups = {
+        "clean notes": [i for i in items if i["label"] == "clean"],
+        "poisoned notes": [i for i in items if i["label"] == "poisoned"],
+    }
+    clean_bodies = " ".join(i["body"] for i in groups["clean notes"])
+    largest = {"kind": "note", "title": "Largest note", "source_urls": ["https://a.example/"]}
+    largest["body"] = clean_bodies.encode()[: 10 * 1024].decode(errors="ignore")
+    groups["10 KB note"] = [largest]
+    results = {}
+    for name, group in groups.items():
+        for item in group:  # warm the compiled patterns
+            item_refused(item), item_flags(item)
+        samples = []
+        for _ in range(rounds if len(group) > 1 else 200):
+            for item in group:
+                start = time.perf_counter()
+                item_refused(item)
+                item_flags(item)
+                samples.append((time.perf_counter() - start) * 1e6)
+        results[name] = (statistics.median(samples), _percentile(samples, 99), len(group))
+    return results
+
+
+def _largest(item, limit: int) -> list:
+    values: list = []
+    while True:
+        values.append(item(len(values)))
+        if len(json.dumps(values, separators=(",", ":")).encode()) > limit:
+            return values[:-1]
+
+
+def entry_page_cost(iterations: int = 200) -> dict:
+    """Milliseconds of the entry page (and of one comparison page) at their worst."""
+    from django.test import Client
+
+    from outreach.access import Actor
+    from outreach.services import account_create, member_create
+    from prospect_memory.business.conf import business_settings
+    from prospect_memory.business.services import entry_store
+
+    account = account_create(slug=f"integrity-bench-{random.randrange(10**9)}")
+    member = member_create(account=account, email="pages@bench.example", is_module_admin=True)
+    actor = Actor.for_member(member)
+    limit = business_settings.VALUE_MAX_BYTES
+    rng = random.Random(17)
+    for version in range(business_settings.HISTORY_VERSIONS + 1):
+        if version % 3 == 0:
+            value = _largest(lambda i: "a" if i % 2 else "b", limit)
+        elif version % 3 == 1:
+            value = _largest(lambda i, v=version: f"{(i * (v + 3)) % 101}", limit)
+        else:
+            value = _largest(lambda i: f"x{i}", limit)
+            rng.shuffle(value)
+        entry_store(actor=actor, key="worst", value=value, layer="member")
+    browser = Client(HTTP_HOST="127.0.0.1")
+    browser.force_login(member.user)
+    page = "/business-memory/member/worst/"
+    pair = "/business-memory/member/worst/versions/2/changes/"
+    for path in (page, pair):
+        assert browser.get(path).status_code == 200
+    gc.freeze()  # as each gunicorn worker does once it has loaded Kit (gunicorn.conf.py)
+    results = {}
+    for name, path in (("entry page", page), ("one comparison page", pair)):
+        samples = []
+        for _ in range(iterations):
+            start = time.perf_counter()
+            response = browser.get(path)
+            samples.append((time.perf_counter() - start) * 1000)
+            assert response.status_code == 200
+        results[name] = (statistics.median(samples), _percentile(samples, 99))
+    return results
+
+
+def report(checks: dict, pages: dict) -> None:
+    print()
+    print("| integrity checks per note (refusal + flags) | p50 | p99 | notes |")
+    print("|---|---:|---:|---:|")
+    for name, (p50, p99, n) in checks.items():
+        print(f"| {name} | {p50:.0f} µs | {p99:.0f} µs | {n} |")
+    print()
+    print("| worst case: 20 kept versions of 16 KB values against comparison | p50 | p99 |")
+    print("|---|---:|---:|")
+    for name, (p50, p99) in pages.items():
+        print(f"| {name} | {p50:.1f} ms | {p99:.1f} ms |")
+
+
+def main() -> None:
+    from bench.memory_bench import setup
+
+    setup(None)
+    report(checks_cost(), entry_page_cost())
+
+
+if __name__ == "__main__":
+    main()
