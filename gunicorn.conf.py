@@ -20,4 +20,9 @@ limit_request_line = REQUEST_LINE_MAX_BYTES
 
 
 def post_worker_init(worker):
+    # Build what the first write would (the integrity check's character class and patterns,
+    # 0.2 s), then freeze it with the rest.
+    from prospect_memory.core import integrity
+
+    integrity.warm()
     gc.freeze()

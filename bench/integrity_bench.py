@@ -31,7 +31,8 @@ def _percentile(samples: list[float], p: float) -> float:
 
 
 def checks_cost(rounds: int = 5) -> dict:
-    """Microseconds per note of the write-time checks, by kind of note."""
+    """Microseconds per item of the write-time checks (the very functions a write calls),
+    by kind of item, from the labelled set to the worst inputs found."""
     from prospect_memory.core.integrity_report import DEFAULT_SET, item_flags, item_refused, load
 
     items = [i for i in load(DEFAULT_SET) if i["kind"] == "note"]
@@ -40,9 +41,17 @@ def checks_cost(rounds: int = 5) -> dict:
         "poisoned notes": [i for i in items if i["label"] == "poisoned"],
     }
     clean_bodies = " ".join(i["body"] for i in groups["clean notes"])
-    largest = {"kind": "note", "title": "Largest note", "source_urls": ["https://a.example/"]}
-    largest["body"] = clean_bodies.encode()[: 10 * 1024].decode(errors="ignore")
-    groups["10 KB note"] = [largest]
+
+    def note(body: str) -> dict:
+        return {"kind": "note", "title": "Largest", "body": body, "source_urls": ["https://a.b/"]}
+
+    groups["10 KB of research about AI"] = [
+        note(clean_bodies.encode()[: 10 * 1024].decode(errors="ignore"))
+    ]
+    groups["10 KB of trigger words ('ai: ia: ')"] = [note(("ai: ia: " * 1500)[: 10 * 1024])]
+    groups["16 KB entry of 3,000 short strings"] = [
+        {"kind": "entry", "key": "k", "value": ["ai"] * 3000}
+    ]
     results = {}
     for name, group in groups.items():
         for item in group:  # warm the compiled patterns
@@ -80,24 +89,42 @@ def entry_page_cost(iterations: int = 200) -> dict:
     actor = Actor.for_member(member)
     limit = business_settings.VALUE_MAX_BYTES
     rng = random.Random(17)
+
+    def nested(n: int):
+        value = n
+        for _ in range(business_settings.VALUE_MAX_DEPTH - 4):
+            value = [value]
+        return value
+
+    shapes = [
+        lambda version: _largest(lambda i: "a" if i % 2 else "b", limit),
+        lambda version: _largest(lambda i: 0, limit),  # 8,000 one-character lines
+        lambda version: _largest(nested, limit),  # 15,000 lines indented
+        lambda version: _largest(lambda i: f"{(i * (version + 3)) % 101}", limit),
+        lambda version: rng.sample(_largest(lambda i: f"x{i}", limit), k=1500),
+    ]
     for version in range(business_settings.HISTORY_VERSIONS + 1):
-        if version % 3 == 0:
-            value = _largest(lambda i: "a" if i % 2 else "b", limit)
-        elif version % 3 == 1:
-            value = _largest(lambda i, v=version: f"{(i * (v + 3)) % 101}", limit)
-        else:
-            value = _largest(lambda i: f"x{i}", limit)
-            rng.shuffle(value)
+        value = shapes[version % len(shapes)](version)
         entry_store(actor=actor, key="worst", value=value, layer="member")
+    # And an entry whose versions are compared inline: about 1,000 lines each.
+    for version in range(business_settings.HISTORY_VERSIONS + 1):
+        value = {f"field_{i}": f"value {i * (version + 1) % 97}" for i in range(330)}
+        entry_store(actor=actor, key="inline", value=value, layer="member")
     browser = Client(HTTP_HOST="127.0.0.1")
     browser.force_login(member.user)
     page = "/business-memory/member/worst/"
     pair = "/business-memory/member/worst/versions/2/changes/"
-    for path in (page, pair):
+    inline = "/business-memory/member/inline/"
+    for path in (page, pair, inline):
         assert browser.get(path).status_code == 200
     gc.freeze()  # as each gunicorn worker does once it has loaded Kit (gunicorn.conf.py)
     results = {}
-    for name, path in (("entry page", page), ("one comparison page", pair)):
+    paths = (
+        ("entry page, 20 versions of 16 KB values", page),
+        ("one comparison of two 16 KB values", pair),
+        ("entry page, 20 versions compared inline", inline),
+    )
+    for name, path in paths:
         samples = []
         for _ in range(iterations):
             start = time.perf_counter()
@@ -110,12 +137,12 @@ def entry_page_cost(iterations: int = 200) -> dict:
 
 def report(checks: dict, pages: dict) -> None:
     print()
-    print("| integrity checks per note (refusal + flags) | p50 | p99 | notes |")
+    print("| integrity checks per item (refusal + flags) | p50 | p99 | items |")
     print("|---|---:|---:|---:|")
     for name, (p50, p99, n) in checks.items():
         print(f"| {name} | {p50:.0f} µs | {p99:.0f} µs | {n} |")
     print()
-    print("| worst case: 20 kept versions of 16 KB values against comparison | p50 | p99 |")
+    print("| pages at their worst (16 KB values built against comparison) | p50 | p99 |")
     print("|---|---:|---:|")
     for name, (p50, p99) in pages.items():
         print(f"| {name} | {p50:.1f} ms | {p99:.1f} ms |")

@@ -25,45 +25,30 @@ import unicodedata
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from confusable_homoglyphs.confusables import confusables_data
 from django.conf import settings
 from oauth2_provider.models import get_application_model
 
 from outreach.models import OAuthClientVerification
+from outreach.text import latin_lookalike
 
 LOOPBACK_HOSTS = {"127.0.0.1", "::1", "localhost"}
 GRANT_TYPES = ("authorization_code", "refresh_token")
-
-
-def _ascii_lookalike(char: str) -> str | None:
-    for _ in range(3):  # some look-alikes map to another look-alike first
-        if char.isascii():
-            return char
-        glyphs = [g["c"] for g in confusables_data.get(char, ())]
-        ascii_glyph = next((g for g in glyphs if g.isascii() and g.isalnum()), None)
-        if ascii_glyph is not None or not glyphs:
-            return ascii_glyph
-        char = glyphs[0]
-    return None
-
-
-def _latin(char: str) -> str:
-    """The ASCII letter or digit ``char`` is confusable with (TR39 data), or ``char``."""
-    found = _ascii_lookalike(char)
-    if found is None and char.upper() != char:
-        found = _ascii_lookalike(char.upper())
-        found = found.lower() if found else None
-    return found or char
 
 
 def _normalised_name(name: str) -> str:
     """A name's skeleton: look-alike letters mapped to Latin, case, width and accents
     folded, symbols (``™``) and invisible characters dropped, other punctuation a space."""
     visible = "".join(c for c in name if unicodedata.category(c)[0] not in "SC" or c.isspace())
-    latin = "".join(_latin(c) for c in visible)
+    latin = "".join(latin_lookalike(c) for c in visible)
     folded = unicodedata.normalize("NFKD", latin).casefold()
-    letters = "".join(_latin(c) for c in folded if not unicodedata.combining(c))
+    letters = "".join(latin_lookalike(c) for c in folded if not unicodedata.combining(c))
     return " ".join(re.sub(r"[\W_]+", " ", letters).split())
+
+
+#: A self-registered client's name is a label, not a message: every note and entry it
+#: writes carries it back to later agents (``attribution.oauth_client``).
+CLIENT_NAME_MAX_CHARS = 60
+CLIENT_NAME_MAX_WORDS = 6
 
 
 def reserved_name_problem(name: object) -> str | None:
@@ -74,6 +59,16 @@ def reserved_name_problem(name: object) -> str | None:
         # Control, format (bidi overrides, zero-width) and unassigned characters can make a
         # name display as something else ("\u202etiK" shows as "Kit").
         return f"client_name {name[:80]!r} contains invisible or control characters."
+    if (
+        len(name) > CLIENT_NAME_MAX_CHARS
+        or len(name.split()) > CLIENT_NAME_MAX_WORDS
+        or re.search(r"@|://|[.:;!?]\s", name)
+    ):
+        return (
+            f"client_name {name[:80]!r} reads as a message, not a name: give your "
+            f"application's name, at most {CLIENT_NAME_MAX_CHARS} characters and "
+            f"{CLIENT_NAME_MAX_WORDS} words, without addresses or sentences."
+        )
     wanted = _normalised_name(name)
     squeezed = wanted.replace(" ", "")
     for reserved in settings.KIT_RESERVED_CLIENT_NAMES:

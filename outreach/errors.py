@@ -37,6 +37,14 @@ class NotModuleAdmin(KitError):
     http_status = 403
 
 
+class PersonRequired(KitError):
+    """A decision only a person makes (clearing integrity flags): not through an agent's
+    OAuth token."""
+
+    code = "person_required"
+    http_status = 403
+
+
 class AddonRequired(KitError):
     code = "addon_required"
     http_status = 403

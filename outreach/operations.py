@@ -10,7 +10,8 @@ the validation messages and the write budget live here and nowhere else:
 2. the account (Outreach add-on, active subscription),
 3. the arguments against the input schema (every problem at once, by field),
 4. the role, which may depend on the arguments or on the thing they name (module admin
-   for shared writes; the layer of the evicted entry a restore brings back),
+   for shared writes; the layer of the evicted entry a restore brings back), and whether a
+   person must make the call (a signed-in session, not an agent's OAuth token),
 5. the write budget (writes only, and only once 1-4 passed: a refusal of 1-4 is free),
 6. the operation itself, whose service applies the product's rules.
 """
@@ -31,6 +32,7 @@ from outreach.errors import (
     InsufficientScope,
     KitError,
     NotModuleAdmin,
+    PersonRequired,
     SubscriptionInactive,
     Unauthenticated,
     ValidationFailed,
@@ -70,6 +72,9 @@ class Operation:
     role: str | Callable[[Actor, dict[str, Any]], str] = MEMBER
     read_only: bool = False
     destructive: bool = False
+    #: Only a person decides this (on a page or a signed-in session): an agent's token is
+    #: refused, whatever its scopes and its member's role.
+    people_only: bool = False
     idempotent: bool = False
     #: The refusals of its own rules (the checks every operation makes add theirs, see
     #: :meth:`refusal_classes`); the REST docs list them by status.
@@ -99,6 +104,8 @@ class Operation:
         ]
         if self.role != MEMBER:
             checks.append(NotModuleAdmin)
+        if self.people_only:
+            checks.append(PersonRequired)
         if self.writes:
             checks.append(RateLimited)
         return tuple(dict.fromkeys([*checks, *self.refusals]))
@@ -162,6 +169,13 @@ def execute(
             details={"fields": problems},
         )
     require_role(actor, operation.role_for(actor, arguments))
+    if operation.people_only and actor.oauth_application is not None:
+        raise PersonRequired(
+            f"{operation.name} is a decision for a person: a member reviews the item on its "
+            "page in Kit (or through a signed-in session), never an agent's token. Tell the "
+            "person you work for what you found.",
+            details={"operation": operation.name},
+        )
     if operation.writes:
         write_allowed(actor)
     return operation.run(actor, arguments)

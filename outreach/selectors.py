@@ -47,6 +47,8 @@ class Relationship:
     messages_sent: int
     last_reply: LastReply | None
     suppression_matches: list[SuppressionMatch]
+    #: The latest reply that asked to unsubscribe, whatever came after it (an opt-out stands).
+    unsubscribe: LastReply | None = None
 
     @property
     def suppressed(self) -> bool:
@@ -86,6 +88,17 @@ SELECT
       AND p.company_domain = %(domain)s
     ORDER BY r.received_at DESC, r.id DESC
     LIMIT 1),
+  (SELECT json_build_object(
+            'sentiment', r.sentiment, 'received_at', r.received_at,
+            'campaign', json_build_object(
+                'id', c.id, 'name', c.name, 'locale', c.locale, 'status', c.status))
+     FROM {reply} r
+     JOIN {prospect} p ON p.id = r.prospect_id
+     JOIN {campaign} c ON c.id = p.campaign_id
+    WHERE r.account_id = %(account)s AND p.account_id = %(account)s
+      AND p.company_domain = %(domain)s AND r.sentiment = %(unsubscribe)s
+    ORDER BY r.received_at DESC, r.id DESC
+    LIMIT 1),
   (SELECT coalesce(json_agg(json_build_object('kind', s.kind, 'value', s.value)
             ORDER BY s.kind, s.value), '[]'::json)
      FROM {suppression} s
@@ -112,24 +125,27 @@ def relationship_query(*, account: Account, domain: str, address: str | None = N
         "sent": Message.Status.SENT,
         "domain_kind": Suppression.Kind.DOMAIN,
         "address_kind": Suppression.Kind.ADDRESS,
+        "unsubscribe": Reply.Sentiment.UNSUBSCRIBE,
     }
 
 
-def relationship_from_row(row) -> Relationship:
-    campaigns, messages_sent, last, suppressions = row
-    last_reply = (
-        LastReply(
-            sentiment=last["sentiment"],
-            received_at=datetime.fromisoformat(last["received_at"]),
-            campaign=_ref(last["campaign"]),
-        )
-        if last
-        else None
+def _reply(data: dict | None) -> LastReply | None:
+    if not data:
+        return None
+    return LastReply(
+        sentiment=data["sentiment"],
+        received_at=datetime.fromisoformat(data["received_at"]),
+        campaign=_ref(data["campaign"]),
     )
+
+
+def relationship_from_row(row) -> Relationship:
+    campaigns, messages_sent, last, unsubscribe, suppressions = row
     return Relationship(
         campaigns=[_ref(c) for c in campaigns],
         messages_sent=messages_sent,
-        last_reply=last_reply,
+        last_reply=_reply(last),
+        unsubscribe=_reply(unsubscribe),
         suppression_matches=[
             SuppressionMatch(kind=s["kind"], value=s["value"]) for s in suppressions
         ],

@@ -16,7 +16,7 @@ from django.utils.html import format_html, format_html_join
 from outreach.access import Actor
 from outreach.errors import KitError
 from prospect_memory.conf import app_settings
-from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin, flags_html
+from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin
 from prospect_memory.markdown import render_markdown
 from prospect_memory.models import AuditEvent, Compaction, Dossier, Note, UsageEvent
 from prospect_memory.rules import is_stale, stale_cutoff
@@ -104,10 +104,6 @@ class NoteAdmin(SealedValuesAdmin):
     @admin.display(description="Body")
     def decrypted_body(self, note):
         return render_markdown(note.body)
-
-    @admin.display(description="Integrity flags")
-    def decrypted_flags(self, note):
-        return flags_html(note.flags)
 
     @admin.display(description="Sources")
     def sources(self, note):

@@ -13,6 +13,7 @@ from django.db.models import Count, Max, Q
 from django.db.models.functions import TruncDate
 
 from prospect_memory.conf import app_settings
+from prospect_memory.core.health import FLAGGED_SHOWN
 from prospect_memory.models import Dossier, Note, UsageEvent
 from prospect_memory.rules import (
     compaction_suggested_dossiers,
@@ -22,8 +23,6 @@ from prospect_memory.rules import (
 from prospect_memory.selectors import NoteView
 
 WEB_CLIENT = "Kit web / API session"
-#: Flagged items listed on the page (the rest are counted).
-FLAGGED_SHOWN = 20
 
 
 @dataclass

@@ -201,6 +201,7 @@ NOTE_UNFLAG = Operation(
     scope=scopes.WRITE,
     role=MODULE_ADMIN,
     run=_unflag,
+    people_only=True,
     refusals=(NotFound,),
 )
 

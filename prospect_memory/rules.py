@@ -108,9 +108,9 @@ def _check_url(index: int, url: object) -> str:
     limit = app_settings.SOURCE_URL_MAX_BYTES
     if len(url.encode("utf-8")) >= limit:
         raise FieldError(field, f"{field} is {limit:,} bytes or longer; URLs must be under that")
-    if any(ord(c) < 33 or c == "\x7f" for c in url):
-        raise FieldError(field, f"{field} {shown!r} contains spaces or control characters")
-    _refuse_invisible(url, field)
+    _refuse_invisible(url, field)  # names each control or invisible character's position
+    if any(c.isspace() for c in url):
+        raise FieldError(field, f"{field} {shown!r} contains spaces; encode them as %20")
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018  (raises on a bad port)
@@ -203,10 +203,7 @@ def clean_note_input(
 
 def note_flags(*, title: str, body: str, source_urls: list[str]) -> list[integrity.Flag]:
     """What the integrity check finds in a note about to be stored (SPEC 15)."""
-    flags = integrity.scan([("title", title), ("body", body)])
-    for index, url in enumerate(source_urls):
-        flags += integrity.url_flags(url, f"source_urls[{index}]")
-    return flags[: integrity.MAX_FLAGS]
+    return integrity.note_flags(title=title, body=body, source_urls=source_urls)
 
 
 def clean_note_ids(note_ids: object) -> list[uuid.UUID] | None:
@@ -287,13 +284,9 @@ def compaction_suggested_dossiers() -> Q:
     return Q(active_note_count__gt=app_settings.COMPACTION_SUGGESTED_ABOVE)
 
 
-#: Replies after which Kit must not write to the company again. An unsubscribe reply is an
-#: opt-out in law (CAN-SPAM, GDPR art. 21) whether or not anyone recorded a suppression.
-STOP_SENTIMENTS = (
-    Reply.Sentiment.NEGATIVE,
-    Reply.Sentiment.BOUNCE,
-    Reply.Sentiment.UNSUBSCRIBE,
-)
+#: A last reply after which Kit must not write to the company again. (An unsubscribe stops
+#: it whenever it came: see ``stop_reasons``.)
+STOP_SENTIMENTS = (Reply.Sentiment.NEGATIVE, Reply.Sentiment.BOUNCE)
 
 
 @dataclass(frozen=True)
@@ -311,6 +304,18 @@ def stop_reasons(relationship: Relationship, domain: str) -> list[StopReason]:
             StopReason(
                 "suppressed",
                 f"{domain} is on this account's suppression list ({entries}); do not contact it.",
+            )
+        )
+    # An unsubscribe reply is an opt-out in law (CAN-SPAM, GDPR art. 21): it stands whatever
+    # came after it (an out-of-office reply does not lift it), suppression recorded or not.
+    opt_out = relationship.unsubscribe
+    if opt_out:
+        reasons.append(
+            StopReason(
+                f"last_reply_{Reply.Sentiment.UNSUBSCRIBE}",
+                f"{domain} asked to unsubscribe ({opt_out.received_at.date().isoformat()}, "
+                f"campaign '{opt_out.campaign.name}'); that opt-out stands: do not write to it "
+                "again.",
             )
         )
     last = relationship.last_reply

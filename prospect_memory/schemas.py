@@ -7,7 +7,7 @@ descriptions come from the settings.
 from __future__ import annotations
 
 from prospect_memory.conf import app_settings
-from prospect_memory.core.integrity import INTEGRITY_SCHEMA
+from prospect_memory.core.integrity import with_integrity
 
 _BODY_KB = app_settings.BODY_MAX_BYTES // 1024
 
@@ -37,12 +37,7 @@ DOMAIN_INPUT = {
 }
 
 
-def _with_integrity(schema: dict) -> dict:
-    """``schema`` of stored text, with the optional ``integrity`` of a flagged item."""
-    return {**schema, "properties": {**schema["properties"], "integrity": INTEGRITY_SCHEMA}}
-
-
-NOTE = _with_integrity(
+NOTE = with_integrity(
     _object(
         {
             "id": _UUID,
@@ -113,7 +108,7 @@ OVERLAP = _object(
     {
         "near_duplicates": {
             "type": "array",
-            "items": _with_integrity(
+            "items": with_integrity(
                 _object(
                     {
                         "id": _UUID,
@@ -128,7 +123,7 @@ OVERLAP = _object(
         },
         "overlaps": {
             "type": "array",
-            "items": _with_integrity(
+            "items": with_integrity(
                 _object(
                     {
                         "id": _UUID,

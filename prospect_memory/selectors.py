@@ -21,12 +21,11 @@ from outreach.renderers import dumps
 from outreach.selectors import Relationship, relationship_from_row, relationship_query
 from outreach.sql import run, run_one
 from prospect_memory.conf import app_settings
-from prospect_memory.core import integrity
 from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.crypto import keyring, unseal
 from prospect_memory.core.embeddings import get_provider
 from prospect_memory.core.integrity import Flag
-from prospect_memory.core.models import EmbeddedModel
+from prospect_memory.core.models import EmbeddedModel, flags_from_row
 from prospect_memory.core.vectors import distance_to
 from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import NotFound
@@ -393,11 +392,7 @@ class NoteView:
         (note_id, account_id, title_token, body_token, source_urls, observed_at, created_at,
          member, client, integrity_token) = row  # fmt: skip
         where = {"table": NOTE_TABLE, "account_id": account_id, "row_id": note_id, "ring": ring}
-        flags = (
-            integrity.loads(unseal(integrity_token, field="integrity_json", **where))
-            if integrity_token
-            else []
-        )
+        flags = flags_from_row(integrity_token, **where)
         return cls(
             id=note_id,
             domain=domain,

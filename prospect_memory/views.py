@@ -169,7 +169,8 @@ def note_review_page(request, note_id):
             messages.error(request, error.message)
         else:
             title = note.title or "Untitled note"
-            messages.success(request, f"Cleared the flags of “{title}”.")
+            done = "Cleared the flags of" if note.flagged_at else "Nothing to clear on"
+            messages.success(request, f"{done} “{title}”.")
         return redirect(reverse("note-list", kwargs={"domain": domain}))
     shown = _Shown(NoteView.of(note, domain=domain))
     return render(request, "prospect_memory/note_review.html", {"note": shown, "domain": domain})

@@ -29,7 +29,7 @@ from prospect_memory.business.services import (
     merge_undo_entry,
 )
 from prospect_memory.business.templatetags.business_format import pretty_json
-from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin, flags_html
+from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin
 
 
 def _pretty(value) -> str:
@@ -138,10 +138,6 @@ class EntryAdmin(SealedValuesAdmin):
     def decrypted_value(self, entry):
         return _pretty(entry.value)
 
-    @admin.display(description="Integrity flags")
-    def decrypted_flags(self, entry):
-        return flags_html(entry.flags)
-
     def get_actions(self, request):
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)  # deletes go through the service
@@ -221,10 +217,6 @@ class EvictedEntryAdmin(SealedValuesAdmin):
     def decrypted_value(self, entry):
         return _pretty(entry.value)
 
-    @admin.display(description="Integrity flags")
-    def decrypted_flags(self, entry):
-        return flags_html(entry.flags)
-
     def has_restore_permission(self, request) -> bool:
         return request.user.has_perm("business_memory.restore_evictedentry")
 
@@ -278,10 +270,6 @@ class EntryVersionAdmin(SealedValuesAdmin):
     @admin.display(description="Value")
     def decrypted_value(self, version):
         return _pretty(version.value)
-
-    @admin.display(description="Integrity flags")
-    def decrypted_flags(self, version):
-        return flags_html(version.flags)
 
 
 @admin.register(EntryEvent)

@@ -33,6 +33,9 @@ DEFAULTS: dict[str, Any] = {
     # shows at most COMPARE_SHOWN_MAX_LINES lines: whatever the values, a page costs
     # milliseconds (scripts/bench, "entry page, worst case").
     "PAGE_COMPARE_MAX_LINES": 2000,
+    # Values of up to this many bytes of compact JSON are shown indented on pages; larger
+    # ones as stored.
+    "PAGE_PRETTY_MAX_BYTES": 4096,
     "COMPARE_SHOWN_MAX_LINES": 500,
     # Reading.
     "LIST_LIMIT_DEFAULT": 20,

@@ -46,8 +46,6 @@ from prospect_memory.business.services import (
 from prospect_memory.core import pipeline
 from prospect_memory.core.embeddings import get_provider
 
-#: Who a version or an event written by the job names.
-
 
 @dataclass
 class Report:

@@ -17,7 +17,7 @@ from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import Category, ConsolidationRun, Entry, Layer, Promotion
 from prospect_memory.business.promotion import PromotionLag, promotion_lag, qualifying
 from prospect_memory.business.selectors import EntryView, shown, unexpired
-from prospect_memory.core.health import HealthSection
+from prospect_memory.core.health import FLAGGED_SHOWN, HealthSection
 
 
 @dataclass(frozen=True)
@@ -33,10 +33,6 @@ class BusinessHealth:
     #: Shared entries whose current version Kit flagged (SPEC 15), newest first.
     flagged: list[EntryView]
     flagged_count: int
-
-
-#: Flagged entries listed on the page (the rest are counted).
-FLAGGED_SHOWN = 20
 
 
 def business_health(account) -> BusinessHealth:

@@ -23,7 +23,7 @@ from prospect_memory.core import integrity
 from prospect_memory.core.embeddings import input_text
 
 _KEY = re.compile(KEY_PATTERN, re.ASCII)
-_SOURCE_IDS = ("pipeline_id", "execution_id", "step_id")
+_SOURCE_IDS = integrity.SOURCE_IDS
 INT64 = (-(2**63), 2**63 - 1)
 #: The earliest extraction time taken (anything earlier is a mistake, and times before
 #: year 1 in UTC cannot even be stored).
@@ -234,12 +234,10 @@ def clean_source(source: object, problems: FieldProblems) -> Source | None:
     return Source(**ids, extracted_at=when)
 
 
-def entry_flags(value: Any, source: Source | None) -> list[integrity.Flag]:
-    """What the integrity check finds in a value about to be stored and its source."""
-    texts = list(integrity.value_texts(value))
-    if source is not None:
-        texts += [(f"source.{name}", getattr(source, name)) for name in _SOURCE_IDS]
-    return integrity.scan(texts)
+def entry_flags(key: str, value: Any, source: Source | None) -> list[integrity.Flag]:
+    """What the integrity check finds in an entry about to be stored (SPEC 15)."""
+    ids = {name: getattr(source, name) for name in _SOURCE_IDS} if source else {}
+    return integrity.entry_flags(key=key, value=value, source=ids)
 
 
 def _extraction_time(extracted: object, problems: FieldProblems) -> datetime | None:

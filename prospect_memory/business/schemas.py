@@ -9,7 +9,7 @@ from __future__ import annotations
 from prospect_memory.business.conf import business_settings as limits
 from prospect_memory.business.models import KEY_CHARACTERS, KEY_HINT, Category, Layer
 from prospect_memory.business.rules import READ_LAYERS, STORE_STRATEGIES
-from prospect_memory.core.integrity import INTEGRITY_SCHEMA
+from prospect_memory.core.integrity import with_integrity
 
 _STRING = {"type": "string"}
 _NULLABLE_STRING = {"type": ["string", "null"]}
@@ -85,10 +85,10 @@ _ENTRY_PROPERTIES = {
     "access_count": _INTEGER,
     "last_accessed_at": _NULLABLE_DATETIME,
     "alias_of": _STRING,
-    "integrity": INTEGRITY_SCHEMA,
 }
-_OPTIONAL = ("alias_of", "integrity")
-ENTRY = _object(_ENTRY_PROPERTIES, required=[k for k in _ENTRY_PROPERTIES if k not in _OPTIONAL])
+ENTRY = with_integrity(
+    _object(_ENTRY_PROPERTIES, required=[k for k in _ENTRY_PROPERTIES if k != "alias_of"])
+)
 
 _VERSION_PROPERTIES = {
     "version": _INTEGER,
@@ -98,11 +98,8 @@ _VERSION_PROPERTIES = {
     "source": SOURCE,
     "strategy": _STRING,
     "written_at": _DATETIME,
-    "integrity": INTEGRITY_SCHEMA,
 }
-VERSION = _object(
-    _VERSION_PROPERTIES, required=[k for k in _VERSION_PROPERTIES if k not in _OPTIONAL]
-)
+VERSION = with_integrity(_object(_VERSION_PROPERTIES))
 
 STORE_INPUT = _object(
     {
@@ -246,6 +243,19 @@ KEY_IN_LAYER_INPUT = _object(
 )
 
 HISTORY_INPUT = _object({"key": KEY, "layer": WRITE_LAYER}, required=["key"])
+
+UNFLAG_INPUT = _object(
+    {
+        "key": KEY,
+        "layer": WRITE_LAYER,
+        "expected_version": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "The version you read: only that version's flags are cleared.",
+        },
+    },
+    required=["key", "expected_version"],
+)
 
 HISTORY = _object({"entry": ENTRY, "history": {"type": "array", "items": VERSION}})
 

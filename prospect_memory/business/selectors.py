@@ -13,7 +13,7 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import cache
+from functools import cache, cached_property
 
 from django.core import signing
 from django.db import transaction
@@ -36,11 +36,10 @@ from prospect_memory.business.rules import (
     clean_choice,
     clean_key,
 )
-from prospect_memory.core import integrity
 from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.crypto import keyring, unseal
 from prospect_memory.core.integrity import Flag
-from prospect_memory.core.models import EmbeddedModel
+from prospect_memory.core.models import EmbeddedModel, flags_from_row
 
 ENTRY_TABLE = Entry._meta.label_lower  # the binding of an entry's sealed value
 
@@ -50,12 +49,14 @@ ENTRY_TABLE = Entry._meta.label_lower  # the binding of an entry's sealed value
 
 @dataclass
 class EntryView:
-    """An entry as every interface shows it: decrypted, with its provenance."""
+    """An entry as every interface shows it: decrypted, with its provenance. The value is
+    decoded from its stored JSON when first asked for (a page that lists entries shows a
+    preview of the text and never pays for decoding a large value)."""
 
     id: str
     key: str
     layer: str
-    value: object
+    value_json: str
     category: str
     confidence: int
     source: Source
@@ -76,16 +77,26 @@ class EntryView:
     flags: list[Flag] = field(default_factory=list)
     flagged_at: datetime | None = None
 
+    @cached_property
+    def value(self):
+        return json.loads(self.value_json)
+
+    @property
+    def preview(self) -> str:
+        """The start of the value's compact JSON, for a list."""
+        text = self.value_json
+        return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
     @classmethod
     def of(cls, entry: Entry) -> EntryView:
         return cls(
             id=str(entry.pk),
             key=entry.key,
             layer=str(entry.layer),
-            value=entry.value,
+            value_json=entry.value_json,
             category=str(entry.category),
             confidence=entry.confidence,
-            source=_source(entry),
+            source=source_of(entry),
             version=entry.version,
             created_at=entry.created_at,
             updated_at=entry.updated_at,
@@ -102,10 +113,10 @@ class EntryView:
         )
 
 
-@dataclass(frozen=True)
+@dataclass
 class VersionView:
     version: int
-    value: object
+    value_json: str
     category: str
     confidence: int
     source: Source
@@ -114,6 +125,14 @@ class VersionView:
     oauth_client: str | None
     written_at: datetime
     flags: list[Flag] = field(default_factory=list)
+
+    @cached_property
+    def value(self):
+        return json.loads(self.value_json)
+
+
+#: Characters of a value a list shows.
+PREVIEW_CHARS = 80
 
 
 def _client_name(entry: Entry) -> str | None:
@@ -130,7 +149,8 @@ def shown(rows: QuerySet) -> QuerySet:
     return rows.defer("embedding").annotate(client_name=F("oauth_application__name"))
 
 
-def _source(row) -> Source:
+def source_of(row) -> Source:
+    """The source an entry or a kept version was written with."""
     return Source(
         pipeline_id=row.source_pipeline_id,
         execution_id=row.source_execution_id,
@@ -400,16 +420,12 @@ def _view_from_row(row: tuple, ring=None) -> EntryView:
     ring = ring or keyring()
     where = {"table": ENTRY_TABLE, "account_id": account_id, "row_id": entry_id, "ring": ring}
     text = unseal(token, field="value_json", **where)
-    flags = (
-        integrity.loads(unseal(integrity_token, field="integrity_json", **where))
-        if integrity_token
-        else []
-    )
+    flags = flags_from_row(integrity_token, **where)
     return EntryView(
         id=entry_id,
         key=key,
         layer=layer,
-        value=json.loads(text),
+        value_json=text,
         category=category,
         confidence=confidence,
         source=Source(pipeline_id, execution_id, step_id, extracted_at),
@@ -443,10 +459,10 @@ def entry_history_views(
     return [
         VersionView(
             version=v.version,
-            value=v.value,
+            value_json=v.value_json,
             category=v.category,
             confidence=v.confidence,
-            source=_source(v),
+            source=source_of(v),
             strategy=v.strategy,
             written_by=v.written_by_label,
             oauth_client=v.oauth_application.name if v.oauth_application_id else None,

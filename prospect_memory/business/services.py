@@ -34,7 +34,6 @@ from prospect_memory.business.conf import business_settings
 from prospect_memory.business.embeddings import ENTRIES
 from prospect_memory.business.errors import IntegrityHold, KeyTaken, NotFound, VersionMismatch
 from prospect_memory.business.models import (
-    CONSOLIDATION,
     Category,
     Entry,
     EntryEvent,
@@ -69,12 +68,13 @@ from prospect_memory.business.selectors import (
     is_expired,
     retired,
     retired_for_actor,
+    source_of,
     unexpired,
 )
 from prospect_memory.core import metering, pipeline
 from prospect_memory.core.budget import Embedded, embed_within_budget
-from prospect_memory.core.integrity import Flag, integrity_data
-from prospect_memory.core.models import UsageEvent
+from prospect_memory.core.integrity import SOURCE_IDS, Flag, dumps, integrity_data, value_texts
+from prospect_memory.core.models import FLAG_FIELDS, UsageEvent
 
 WRITABLE_LAYERS = (Layer.ACCOUNT, Layer.MEMBER)
 
@@ -251,6 +251,7 @@ def keep_version(entry: Entry) -> None:
     version.value_json = entry.value_json
     if entry.flagged_at is not None:
         version.integrity_json, version.flagged_at = entry.integrity_json, entry.flagged_at
+    version.integrity_reviewed_at = entry.integrity_reviewed_at
     version.save(force_insert=True)
     keep = business_settings.HISTORY_VERSIONS
     stale = EntryVersion.objects.filter(entry=entry).order_by("-version")[keep:]
@@ -316,39 +317,58 @@ def _embedding_text(entry: Entry | None) -> str:
 # --- integrity (SPEC 15) ------------------------------------------------------------------
 
 
-def written_by_person(entry: Entry) -> bool:
-    """Whether the entry's value was last written by a person (a member on a page or a
-    session, not through an OAuth client). A consolidation version changes no value: the
-    write before it decides."""
-    if entry.written_by_label == CONSOLIDATION:
-        earlier = (
-            EntryVersion.objects.filter(entry=entry)
-            .exclude(written_by_label=CONSOLIDATION)
-            .order_by("-version")
-            .values("written_by_id", "oauth_application_id")
-            .first()
-        )
-        return bool(earlier and earlier["written_by_id"] and not earlier["oauth_application_id"])
-    return entry.written_by_id is not None and entry.oauth_application_id is None
+def _is_agent(actor: Actor) -> bool:
+    """Writing through an OAuth client (an agent), not on a page or a signed-in session."""
+    return actor.oauth_application is not None
 
 
-def hold_flagged(actor: Actor, entry: Entry, flags: list[Flag]) -> None:
-    """A flagged value written by an agent does not replace a shared entry a person wrote:
-    the write is refused with what was found, and a person decides (SPEC 15)."""
-    if entry.layer != Layer.ACCOUNT or actor.oauth_application is None:
-        return  # a member's own context, or a person writing
-    if not written_by_person(entry):
+def written_flags(
+    actor: Actor, current: Entry | None, key: str, stored: Any, source: Source | None, found
+) -> tuple[list[Flag], list[Flag]]:
+    """The flags a write keeps and the flags of the text it brings, from ``found`` (what the
+    check found in the stored value).
+
+    Text the entry already had keeps its flags as they were (cleared ones stay cleared, so
+    an agent's clean append never re-flags what a person reviewed); new text is flagged
+    when an agent writes it. A person's own new text is their decision and is not flagged.
+    """
+    before = dict(value_texts(current.value)) if current else {}
+    after = dict(value_texts(stored))
+    old_source = _source_ids(current) if current else {}
+    new_source = {name: getattr(source, name) for name in SOURCE_IDS} if source else {}
+
+    def unchanged(flag: Flag) -> bool:
+        if flag.field == "key":
+            return current is not None
+        if flag.field.startswith("source."):
+            name = flag.field.removeprefix("source.")
+            return current is not None and old_source.get(name) == new_source.get(name)
+        return flag.field in before and before[flag.field] == after.get(flag.field)
+
+    new = [f for f in found if not unchanged(f)]
+    carried = [f for f in current.flags if unchanged(f)] if current else []
+    return carried + (new if _is_agent(actor) else []), new
+
+
+def _source_ids(entry: Entry) -> dict[str, str]:
+    return {name: getattr(entry, f"source_{name}") for name in SOURCE_IDS}
+
+
+def hold_flagged(actor: Actor, layer: str, key: str, flags: list[Flag], *, version: int) -> None:
+    """An agent never brings flagged text into the account's shared layer: the write is
+    refused with what was found, nothing is stored, and a person decides (SPEC 15)."""
+    if layer != Layer.ACCOUNT or not _is_agent(actor) or not flags:
         return
     found = "; ".join(f'{f.field}: {f.explanation} ("{f.text}")' for f in flags[:3])
     raise IntegrityHold(
-        f"Kit flagged this value ({found}) and it would replace {entry.key!r}, which "
-        f"{entry.written_by_label or 'a person'} wrote. Flagged text never replaces what "
-        "people wrote: tell the person you work for what you found, and let them change "
-        "the entry on its page if it is right. Nothing was stored.",
+        f"Kit flagged text this write would bring into the account's shared {key!r} ({found}). "
+        "Flagged text from an agent never enters the shared layer: tell the person you work "
+        "for what you found; they can write it on the entry's page if it is right. Nothing "
+        "was stored.",
         details={
-            "key": entry.key,
-            "layer": entry.layer,
-            "current_version": entry.version,
+            "key": key,
+            "layer": layer,
+            "current_version": version,
             "integrity": integrity_data(flags),
         },
     )
@@ -363,17 +383,19 @@ def entry_unflag(
     layer = clean_choice(layer, WRITABLE_LAYERS, "layer", problems)
     key = clean_key(key, problems)
     expected = clean_expected_version(expected_version, problems)
+    if expected_version is None:
+        problems.add("expected_version", "the version you read: only that version is cleared")
     problems.raise_if_any()
     require_layer_writer(actor, layer)
     place = Place.of(actor, layer)
     with transaction.atomic():
         lock_shelf(place)
         entry = _live_entry(place, key)
-        if expected is not None and expected != entry.version:
+        if expected != entry.version:
             raise _version_mismatch(key, layer, expected, entry.version)
         if entry.flagged_at is not None:
-            entry.set_flags([])
-            entry.save(update_fields=["integrity_ciphertext", "flagged_at"])
+            entry.clear_flags()
+            entry.save(update_fields=FLAG_FIELDS)
             _event(actor, EntryEvent.Action.UNFLAG, entry)
             promotion.schedule([entry])
     return StoreResult(entry=EntryView.of(entry), created=False, previous_version=entry.version)
@@ -420,7 +442,7 @@ def entry_store(
     before = _likely_target(place, key)
     guess = _predict(before, strategy, value, category)
     embedded = _embed(before.key if before else key, guess)
-    checked = _checked(guess, source)
+    checked = _checked(before.key if before else key, guess, source)
 
     with transaction.atomic():
         lock_shelf(place)
@@ -443,9 +465,9 @@ def entry_store(
             strategy, current.value if current else None, value, exists=current is not None
         )
         text = encode_value(stored)
-        flags = checked[1] if checked and checked[0] == text else entry_flags(stored, source)
-        if flags and current is not None:
-            hold_flagged(actor, current, flags)
+        scanned = checked[1] if checked and checked[0] == text else entry_flags(key, stored, source)
+        flags, new = written_flags(actor, current, key, stored, source, scanned)
+        hold_flagged(actor, layer, key, new, version=found)
         was = _embedding_text(current)
         evicted: list[Entry] = []
         if current is None:
@@ -475,6 +497,10 @@ def entry_store(
         _write(entry, actor, now)
         entry.strategy = strategy
         entry.set_flags(flags, now)
+        if not _is_agent(actor):
+            entry.integrity_reviewed_at = now  # a person wrote it: their decision
+        elif new:
+            entry.integrity_reviewed_at = None
         _set_value(entry, text, embedding_input(key, entry.category, stored), was, embedded)
         entry.save(force_insert=current is None)
         _event(actor, EntryEvent.Action.STORE, entry)
@@ -522,12 +548,12 @@ def _predict(before: Entry | None, strategy: str, value: Any, category: str | No
     return (category or (before.category if before else Category.FACT), stored)
 
 
-def _checked(guess, source: Source | None) -> tuple[str, list[Flag]] | None:
+def _checked(key: str, guess, source: Source | None) -> tuple[str, list[Flag]] | None:
     """The stored form of a predicted value and its integrity flags, or None."""
     if guess is None:
         return None
     try:
-        return encode_value(guess[1]), entry_flags(guess[1], source)
+        return encode_value(guess[1]), entry_flags(key, guess[1], source)
     except KitError:  # refused under the lock, where it counts
         return None
 
@@ -665,15 +691,17 @@ def version_restore(
                 "versions that can be restored.",
                 details={"layer": layer, "key": key, "version": version},
             )
-        flags = kept.flags
-        if flags:
-            hold_flagged(actor, entry, flags)
+        # The kept version is read by today's check (it may predate it), unless a person
+        # cleared that version's flags.
+        flags = [] if kept.integrity_reviewed_at else entry_flags(key, kept.value, source_of(kept))
+        hold_flagged(actor, layer, key, flags, version=entry.version)
         was = _embedding_text(entry)
         keep_version(entry)
         previous = entry.version
         entry.version += 1
         entry.strategy = Strategy.RESTORE
         entry.set_flags(flags, now)
+        entry.integrity_reviewed_at = kept.integrity_reviewed_at
         entry.category, entry.confidence = kept.category, kept.confidence
         entry.source_pipeline_id = kept.source_pipeline_id
         entry.source_execution_id = kept.source_execution_id
@@ -694,6 +722,7 @@ def eviction_restore(*, actor: Actor, entry_id: object) -> StoreResult:
     """Bring an evicted or expired entry back to its layer (an expiry is removed)."""
     entry = retired_for_actor(actor, entry_id)
     require_layer_writer(actor, entry.layer)
+    hold_flagged(actor, entry.layer, entry.key, entry.flags, version=entry.version)
     place = Place.of_entry(entry)
     with transaction.atomic():
         lock_shelf(place)
@@ -747,6 +776,7 @@ def _undo_merge(actor: Actor, place: Place, key: str) -> StoreResult:
                 "entry it joined lists its merges.",
                 details={"layer": layer, "key": key},
             )
+        hold_flagged(actor, layer, key, entry.flags, version=entry.version)
         if _key_taken(place, key, entry):
             raise KeyTaken(
                 f"The {layer} layer has a live entry {key!r} again; delete or rename it first, "
@@ -810,3 +840,29 @@ def retired_purge(*, now=None, account=None, layer=None, dry_run: bool = False) 
             _, counts = Entry.objects.filter(pk__in=[e.pk for e in leaving]).delete()
             deleted += counts.get(Entry._meta.label, 0)
     return deleted
+
+
+def entries_rescan(*, batch_size: int = 500) -> tuple[int, int]:
+    """Check every entry and kept version no person has reviewed with today's integrity
+    check: (rows read, rows whose flags changed). Entries whose flags changed are brought
+    up to date in the knowledge index."""
+    seen = changed = 0
+    for model in (Entry, EntryVersion):
+        rows = model.objects.filter(integrity_reviewed_at__isnull=True).order_by("pk")
+        last = None
+        while batch := list((rows.filter(pk__gt=last) if last else rows)[:batch_size]):
+            moved = []
+            for row in batch:
+                seen += 1
+                key = row.key if model is Entry else row.entry.key
+                flags = entry_flags(key, row.value, source_of(row))
+                if dumps(flags) != dumps(row.flags):
+                    row.set_flags(flags)
+                    row.save(update_fields=FLAG_FIELDS)
+                    changed += 1
+                    moved.append(row)
+            if model is Entry:
+                with transaction.atomic():
+                    promotion.schedule(moved)
+            last = batch[-1].pk
+    return seen, changed

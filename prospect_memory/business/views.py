@@ -34,6 +34,9 @@ from prospect_memory.business.selectors import (
     shown,
 )
 from prospect_memory.business.services import may_write_layer, require_layer_writer
+from prospect_memory.business.templatetags.business_format import (
+    formatted_value as formatted,
+)
 from prospect_memory.business.templatetags.business_format import pretty_json
 
 LAYERS = (Layer.ACCOUNT, Layer.MEMBER)
@@ -62,8 +65,11 @@ def value_changes(old_lines: list[str], new_lines: list[str]) -> list[Change]:
     return changes
 
 
-def _lines(value) -> list[str]:
-    return pretty_json(value).splitlines()
+def _lines(item) -> list[str]:
+    """A value's lines for a comparison (a large one: its compact JSON cut after commas)."""
+    if len(item.value_json) <= business_settings.PAGE_PRETTY_MAX_BYTES:
+        return pretty_json(item.value).splitlines()
+    return item.value_json.replace(",", ",\n").splitlines()
 
 
 @require_GET
@@ -102,9 +108,9 @@ def entry_page(request, layer: str, key: str):
     # lasts; past it a version links to its own comparison page.
     budget = business_settings.PAGE_COMPARE_MAX_LINES
     changes = []
-    newer_lines = _lines(entry.value)
+    newer_lines = _lines(entry)
     for version in versions:
-        lines = _lines(version.value)
+        lines = _lines(version)
         cost = len(lines) + len(newer_lines)
         diff = value_changes(lines, newer_lines) if cost <= budget else None
         budget -= cost if diff is not None else 0
@@ -115,7 +121,7 @@ def entry_page(request, layer: str, key: str):
         "business_memory/entry.html",
         {
             "entry": entry,
-            "value": pretty_json(entry.value),
+            "value": formatted(entry),
             "changes": changes,
             "aliases": aliases_of(actor, entry.id),
             "may_write": may_write_layer(actor, layer),
@@ -314,7 +320,7 @@ def version_restore_page(request, layer: str, key: str, version: int):
         {
             "entry": entry,
             "kept": kept,
-            "diff": value_changes(_lines(entry.value), _lines(kept.value)),
+            "diff": value_changes(_lines(entry), _lines(kept)),
         },
     )
 
@@ -338,7 +344,7 @@ def version_changes_page(request, layer: str, key: str, version: int):
             "entry": entry,
             "kept": kept,
             "newer": newer,
-            "diff": value_changes(_lines(kept.value), _lines(newer.value)),
+            "diff": value_changes(_lines(kept), _lines(newer)),
         },
     )
 
@@ -397,12 +403,13 @@ def entry_review_page(request, layer: str, key: str):
     require_layer_writer(actor, layer)
     if request.method == "POST":
         try:
+            # Only the version the person read is cleared (no fallback to the current one).
             perform(
                 request,
                 operations.UNFLAG,
                 key=entry.key,
                 layer=layer,
-                expected_version=_expected_version(request) or entry.version,
+                expected_version=_expected_version(request),
             )
         except VersionMismatch:
             messages.error(
@@ -417,5 +424,5 @@ def entry_review_page(request, layer: str, key: str):
     return render(
         request,
         "business_memory/review.html",
-        {"entry": entry, "value": pretty_json(entry.value)},
+        {"entry": entry, "value": formatted(entry)},
     )

@@ -38,6 +38,11 @@ class SealedValuesAdmin(ReadOnlyAdmin):
     def get_readonly_fields(self, request, obj=None):
         return [f for f in super().get_readonly_fields(request, obj) if self.may_read(request, f)]
 
+    @admin.display(description="Integrity flags")
+    def decrypted_flags(self, row):
+        """A row's integrity flags (SPEC 15), sealed like the text they quote."""
+        return flags_html(row.flags)
+
 
 def flags_html(flags) -> str:
     """A row's integrity flags (SPEC 15) on its admin page: what was found, where, the text."""

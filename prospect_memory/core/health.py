@@ -20,6 +20,9 @@ class HealthSection:
 
 _builders: list[Callable[[Any], HealthSection]] = []
 
+#: Flagged items (SPEC 15) a section lists by name; the rest are counted.
+FLAGGED_SHOWN = 20
+
 
 def register_health_section(build: Callable[[Any], HealthSection]) -> None:
     """Add a section, built with the account (``build(account)``), to the health page."""

@@ -19,21 +19,25 @@ what it misses); what it catches it explains, and its false flags on ordinary re
 that talks about AI, assistants, agents and instructions are measured on the labelled set
 in ``datasets/integrity_set.jsonl`` (``manage.py integrity_report``).
 
-Everything here is pure: no database, no settings. A note of 10 KB is checked in well under
-a millisecond (``scripts/bench``).
+Everything here is pure: no database, no settings. An ordinary note is checked in well under
+a millisecond; the worst inputs found (10 KB of the very words the patterns look for) in
+about 50 ms, linear in their size (README, Performance).
 """
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from functools import cache
 from html.parser import HTMLParser
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from outreach.text import latin_lookalike
 from prospect_memory.core import integrity_patterns
 
 # --- refused: characters that do not show -------------------------------------------------
@@ -41,9 +45,41 @@ from prospect_memory.core import integrity_patterns
 ZWJ = "\u200d"
 _BLACK_FLAG = "\U0001f3f4"
 _CANCEL_TAG = "\U000e007f"
-#: Letters that render as nothing although they are not format characters.
-_BLANK_LETTERS = "\u115f\u1160\u3164\uffa0\u034f"
+#: The only tag sequences of Unicode's recommended emoji: the flags of England, Scotland
+#: and Wales. Any other run of tag characters spells hidden ASCII.
+_SUBDIVISION_FLAGS = frozenset(
+    "".join(chr(0xE0000 + ord(c)) for c in code) + _CANCEL_TAG
+    for code in ("gbeng", "gbsct", "gbwls")
+)
 _ALLOWED_CONTROLS = "\t\n\r"
+#: Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): what renders as
+#: nothing wherever it is, besides format characters; with the blank letters (Hangul
+#: fillers, braille blank) that render as an empty cell.
+_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160),
+    (0x17B4, 0x17B5), (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E),
+    (0x2060, 0x206F), (0x2800, 0x2800), (0x3164, 0x3164), (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)  # fmt: skip
+#: Where emoji live (a ZWJ joins two of these, VS16 follows one of these).
+_EMOJI_RANGES = (
+    (0x00A9, 0x00A9), (0x00AE, 0x00AE), (0x203C, 0x2049), (0x2122, 0x2139),
+    (0x2190, 0x21FF), (0x2300, 0x23FF), (0x24C2, 0x24C2), (0x25A0, 0x27BF),
+    (0x2934, 0x2935), (0x2B00, 0x2BFF), (0x3030, 0x303D), (0x3297, 0x3299),
+    (0x1F000, 0x1FAFF),
+)  # fmt: skip
+_ZWJ_JOINABLE = ((0x2640, 0x2642), (0x2695, 0x2696), (0x2708, 0x2708), (0x2764, 0x2764))
+
+
+def _in(code: int, ranges) -> bool:
+    return any(low <= code <= high for low, high in ranges)
+
+
+def _is_emoji(char: str) -> bool:
+    """A pictograph, a skin tone or a flag letter: what emoji sequences are made of."""
+    code = ord(char)
+    return _in(code, _EMOJI_RANGES) and code != 0x2122  # ™ is text
 
 
 def _is_variation_selector(char: str) -> bool:
@@ -51,25 +87,31 @@ def _is_variation_selector(char: str) -> bool:
     return 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF
 
 
-def _is_emoji(char: str) -> bool:
-    """A pictographic symbol or an emoji modifier (skin tones)."""
-    return unicodedata.category(char) in ("So", "Sk") and ord(char) > 0x2000
+def _selector_fits(selector: str, base: str) -> bool:
+    """Whether ``selector`` is one a font uses after ``base``: text or emoji presentation
+    (VS15/VS16) after an emoji or a keycap digit; the others after a math symbol (VS1-14)
+    or a CJK ideograph (VS17-256). One selector after every letter is hidden data."""
+    code, base_code = ord(selector), ord(base)
+    if code in (0xFE0E, 0xFE0F):
+        return _is_emoji(base) or base in "0123456789#*"
+    if 0xFE00 <= code <= 0xFE0D:
+        return unicodedata.category(base) == "Sm" or 0x3400 <= base_code <= 0x9FFF
+    cjk = (0x3400, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3FFFF)
+    return _in(base_code, cjk)
 
 
 @cache
 def _suspects() -> re.Pattern:
-    """One character class of everything that may be invisible (each is then looked at):
-    format and control characters, blank letters and variation selectors, as ranges."""
+    """One character class of everything that may be refused (each is then looked at):
+    format, control, unassigned and private-use characters and the default-ignorables."""
     codes = sorted(
         {
-            c
-            for c in range(0x110000)
-            if unicodedata.category(chr(c)) == "Cf"
-            or (unicodedata.category(chr(c)) == "Cc" and chr(c) not in _ALLOWED_CONTROLS)
+            code
+            for code in range(0x110000)
+            if unicodedata.category(chr(code)) in ("Cf", "Cn", "Co", "Cs")
+            or (unicodedata.category(chr(code)) == "Cc" and chr(code) not in _ALLOWED_CONTROLS)
         }
-        | {ord(c) for c in _BLANK_LETTERS}
-        | set(range(0xFE00, 0xFE10))
-        | set(range(0xE0100, 0xE01F0))
+        | {code for low, high in _IGNORABLE for code in range(low, high + 1)}
     )
     ranges, first = [], codes[0]
     for previous, code in zip(codes, [*codes[1:], None], strict=True):
@@ -81,35 +123,59 @@ def _suspects() -> re.Pattern:
     return re.compile("[" + "".join(ranges) + "]")
 
 
+def warm() -> None:
+    """Build the character class and compile the patterns now (a worker does it once at
+    start, before it freezes its objects out of the garbage collector)."""
+    _suspects()
+    _compiled()
+
+
 @dataclass(frozen=True)
 class Invisible:
     """A refused character: its position (in characters, from 0) and what it is."""
 
     position: int
     char: str
+    #: The HTML entity that spelled it (``&#x202E;``), when it came as one.
+    entity: str = ""
 
     @property
     def name(self) -> str:
         code = ord(self.char)
-        return f"U+{code:04X} {unicodedata.name(self.char, 'control character')}"
+        name = unicodedata.name(self.char, "")
+        kind = {"Cc": "control character", "Cn": "unassigned", "Co": "private use"}.get(
+            unicodedata.category(self.char), "invisible character"
+        )
+        written = f" written as {self.entity}" if self.entity else ""
+        return f"U+{code:04X} {name or kind}{written}"
 
 
-def _flag_tags_end(text: str, start: int) -> int:
-    """After 🏴 at ``start - 1``: the end of a subdivision flag's tags, or ``start``."""
-    end = start
-    while end < len(text) and end - start < 8:
-        code = ord(text[end])
-        if 0xE0030 <= code <= 0xE0039 or 0xE0061 <= code <= 0xE007A:
-            end += 1
-            continue
-        break
-    if 2 <= end - start <= 6 and end < len(text) and text[end] == _CANCEL_TAG:
-        return end + 1
-    return start
+_ENTITY = re.compile(r"&#(?:[xX][0-9a-fA-F]{1,6}|[0-9]{1,7});?|&[a-zA-Z][a-zA-Z0-9]{1,31};")
+
+
+#: Characters ``str.isprintable`` calls printable although they render as nothing.
+_PRINTABLE_IGNORABLE = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0"
+    "\U000e0100-\U000e01ef]"
+)
+_LINE_BREAKS = str.maketrans("\t\n\r", "   ")
+
+
+def _plainly_visible(text: str) -> bool:
+    """The fast answer for most text: every character printable (tab and line breaks
+    aside), none of the printable ignorables, no HTML entity."""
+    return (
+        text.translate(_LINE_BREAKS).isprintable()
+        and not _PRINTABLE_IGNORABLE.search(text)
+        and "&" not in text
+    )
 
 
 def invisible_characters(text: str) -> list[Invisible]:
-    """Every character of ``text`` that is refused, in order."""
+    """Every character of ``text`` that is refused, in order: directly, or spelled as an
+    HTML entity (a page would render ``&#x202E;`` as the override itself)."""
+    if _plainly_visible(text):
+        return []
     found: list[Invisible] = []
     suspects = _suspects()
     allowed_until = -1  # the tags of a subdivision flag
@@ -121,23 +187,30 @@ def invisible_characters(text: str) -> list[Invisible]:
         before = text[position - 1] if position else ""
         after = text[position + 1] if position + 1 < len(text) else ""
         if char == ZWJ and before and after:
-            # Emoji sequences: 👩 ZWJ 💻, ❤️ ZWJ 🔥 (after a variation selector), 👍🏽 ZWJ ...
-            joined = _is_emoji(before) or (
-                _is_variation_selector(before) and position > 1 and _is_emoji(text[position - 2])
-            )
-            if joined and _is_emoji(after):
+            # Emoji sequences: 👩 ZWJ 💻, ❤️ ZWJ 🔥 (after VS16), 👍🏽 ZWJ ..., 🏃 ZWJ ♀
+            base = text[position - 2] if before == "\ufe0f" and position > 1 else before
+            joinable = _is_emoji(after) or _in(ord(after), _ZWJ_JOINABLE)
+            if _is_emoji(base) and joinable:
                 continue
         elif _is_variation_selector(char):
-            # One selector after a visible character (❤️, 1️⃣, 葛󠄀); a run of them is how
-            # data is smuggled in "emoji" (each selector one byte).
-            if before and not _is_variation_selector(before) and not before.isspace():
+            if before and not _is_variation_selector(before) and _selector_fits(char, before):
                 continue
-        elif 0xE0020 <= ord(char) <= 0xE007F and before == _BLACK_FLAG:
-            end = _flag_tags_end(text, position)
-            if end > position:
-                allowed_until = end
+        elif ord(char) == 0xE0067 and before == _BLACK_FLAG:
+            flag = text[position : position + 6]
+            if flag in _SUBDIVISION_FLAGS:
+                allowed_until = position + 6
                 continue
+        elif _is_emoji(char) and unicodedata.category(char) == "Cn":
+            continue  # an emoji newer than this Python's Unicode tables
         found.append(Invisible(position, char))
+    if "&" in text:
+        for match in _ENTITY.finditer(text):
+            decoded = html.unescape(match.group(0))
+            if decoded != match.group(0) and any(
+                suspects.fullmatch(c) and c != ZWJ for c in decoded
+            ):
+                found.append(Invisible(match.start(), decoded[0], entity=match.group(0)))
+        found.sort(key=lambda f: f.position)
     return found
 
 
@@ -285,7 +358,7 @@ _ORDER_WORDS = {
         ("instruccion", "ignora", "olvid", "usuario", "asistente", "agente", "envía"),
     ),
     "pl": (
-        frozenset({"ty", "ci", "pan", "pani", "teraz"}),
+        frozenset({"ty", "ci", "pan", "pani", "teraz", "kto", "niech"}),
         (
             "instrukcj",
             "ignoruj",
@@ -316,15 +389,20 @@ def _languages(lowered: str, words: set[str]) -> set[str]:
     return found
 
 
-def _present(triggers: tuple[str, ...], lowered: str, words: set[str]) -> set[str]:
+@cache
+def _trigger_kinds() -> tuple[frozenset[str], tuple[str, ...]]:
+    """The triggers split: short words (matched as the start of a word) and the rest."""
+    triggers = _compiled()[0]
+    short = frozenset(t for t in triggers if len(t) <= 4 and t.isalpha())
+    return short, tuple(t for t in triggers if t not in short)
+
+
+def _present(lowered: str, words: set[str]) -> set[str]:
     """The triggers that occur: a short one as the start of a word ("ai" in "AI" and "AI's",
     not in "said"; "tool" in "tools"), a longer one anywhere ("instrukcj" in "instrukcje")."""
+    short, others = _trigger_kinds()
     starts = {word[:n] for word in words for n in (2, 3, 4)}
-    return {
-        trigger
-        for trigger in triggers
-        if (trigger in starts if len(trigger) <= 4 and trigger.isalpha() else trigger in lowered)
-    }
+    return (short & starts) | {trigger for trigger in others if trigger in lowered}
 
 
 #: Texts longer than this are read in windows around each rule's trigger words: every
@@ -352,10 +430,10 @@ def _windows(text: str, lowered: str, triggers: frozenset[str]) -> list[tuple[in
 
 
 def _instructions(text: str, field: str) -> Iterator[Flag]:
-    triggers, compiled = _compiled()
+    compiled = _compiled()[1]
     lowered = text.lower()
     words = set(_WORD.findall(lowered))
-    present = _present(triggers, lowered, words)
+    present = _present(lowered, words)
     if not present:
         return
     languages = _languages(lowered, words)
@@ -379,9 +457,18 @@ def _instructions(text: str, field: str) -> Iterator[Flag]:
 # --- markup that renders invisibly ---------------------------------------------------------
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-_MARKDOWN_COMMENT = re.compile(r"^\s{0,3}\[(?://|comment|_)\]:\s*(?:#|<>)\s*[(\"'].*$", re.M)
+# A link reference definition that is never used renders as nothing: "[any]: <> (text)",
+# "[//]: # (text)"; and a link with no text but a title shows only on hover.
+_MARKDOWN_COMMENT = re.compile(
+    r"^\s{0,3}\[[^\]\n]{1,100}\]:\s*(?:#|<>|<\s*>)\s*[(\"'].*$"
+    r"|\[\s*\]\(\s*\S+\s+[\"'(][^\"')\n]{3,}[\"')]\s*\)",
+    re.M,
+)
 _TAG = re.compile(r"<\s*([a-zA-Z][\w-]*)\b([^<>]*)>")
-_NEVER_SHOWN = {"script", "style", "template", "noscript", "iframe", "object", "embed", "meta"}
+_NEVER_SHOWN = {
+    "script", "style", "template", "noscript", "iframe", "object", "embed", "meta", "svg",
+    "title", "head",
+}  # fmt: skip
 _HIDING_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|font-size\s*:\s*0(?![.\d]*[1-9])"
     r"|opacity\s*:\s*0(?:\.0+)?\s*(?:;|$|!)|(?:^|[;\s])(?:height|width|max-height|max-width)"
@@ -426,9 +513,13 @@ _COMMENT_WORDS = re.compile(r"[^\W\d_]{2,}")
 
 
 def _hidden_prose(comment: str) -> bool:
-    """A comment that says something: a few words that are not a page builder's marker."""
+    """A comment that says something: four words or more, three that are not a page
+    builder's marker, or one long run of letters (``TheAgentShould…``)."""
     inner = comment[4:].removesuffix("-->")
-    return not _MARKUP_COMMENT.match(inner) and len(_COMMENT_WORDS.findall(inner)) >= 3
+    words = _COMMENT_WORDS.findall(inner)
+    if len(words) >= 4 or any(len(word) >= 20 for word in words):
+        return True
+    return len(words) == 3 and not _MARKUP_COMMENT.match(inner)
 
 
 def _hidden_markup(text: str, field: str) -> Iterator[Flag]:
@@ -436,7 +527,7 @@ def _hidden_markup(text: str, field: str) -> Iterator[Flag]:
         for match in _HTML_COMMENT.finditer(text):
             if _hidden_prose(match.group(0)):
                 yield Flag("html_comment", field, *match.span())
-    if "]:" in text:
+    if "]" in text:
         for match in _MARKDOWN_COMMENT.finditer(text):
             yield Flag("markdown_comment", field, *match.span())
     if "<" not in text:
@@ -526,7 +617,9 @@ _DATA_PARAMETERS = {
 _TRACKING = re.compile(
     r"^(?:utm_\w+|gclid|gbraid|wbraid|dclid|fbclid|msclkid|yclid|igshid|mc_[ce]id|_hs\w+|"
     r"hsctatracking|trk\w*|refid|trackingid|si|s_kwcid|ef_id|_ga|_gl|li_fat_id|oly_\w+|rb_clickid|"
-    r"vero_\w+|mkt_tok|spm|sc_\w+|cid|campaign\w*|ref|source|sessionid|sid)$",
+    r"vero_\w+|mkt_tok|spm|sc_\w+|cid|campaign\w*|ref|source|sessionid|sid"
+    # signatures of presigned links (S3, Google Cloud, Azure SAS, CloudFront): not data
+    r"|x-amz-[\w-]+|x-goog-[\w-]+|signature|sig|se|sp|sv|sr|st|sk\w*|expires|key-pair-id|policy)$",
     re.IGNORECASE,
 )
 
@@ -548,9 +641,11 @@ def _link_flags(url: str, image: bool) -> str | None:
             return "image_beacon" if image else "encoded_data"
         if name.lower() in _DATA_PARAMETERS and len(value) >= 24 and not value.isdigit():
             return "image_beacon" if image else "data_parameter"
+    # A long id in a path is a document, a commit or a file (Google Docs, GitHub): only an
+    # image that would load it on sight is a beacon.
     segments = [s for s in parts.path.split("/") if s]
-    if any(_looks_encoded(s) for s in segments):
-        return "image_beacon" if image else "encoded_data"
+    if image and any(_looks_encoded(s) for s in segments):
+        return "image_beacon"
     if image and query and len(parts.query) >= 24:
         return "image_beacon"
     return None
@@ -583,30 +678,116 @@ def url_flags(url: str, field: str) -> list[Flag]:
 # --- the scan ------------------------------------------------------------------------------
 
 
-def scan_text(text: str, field: str) -> list[Flag]:
-    """Every flag of one field's text, in order of where it starts, overlaps merged, each
-    with the text it matched."""
+#: Characters a scan reads as something else: look-alike letters (Cyrillic, Greek,
+#: fullwidth, mathematical), compatibility forms and in-word hyphens, folded to what they
+#: look like before the instruction patterns read the text.
+_FOLDABLE = re.compile(
+    "[\u0370-\u03ff\u0400-\u052f\u13a0-\u13ff\u1d00-\u1dbf\u2010\u2011\u2100-\u214f"
+    "\u2460-\u24ff\ufb00-\ufb4f\uff00-\uffef\U0001d400-\U0001d7ff\U0001f130-\U0001f189]"
+)
+#: Markdown emphasis and code marks cut a phrase into pieces a pattern does not see as one
+#: (``**Ignore** all previous``): read as spaces.
+_EMPHASIS = str.maketrans({"*": " ", "`": " "})
+
+
+#: Cyrillic and Greek letters that pass for Latin ones in a word (Unicode's look-alike
+#: data maps the I-shaped ones to "l", which would hide "Ignore").
+_LETTER_LOOKALIKES = str.maketrans(
+    "АВЕКМНОРСТХІЈЅаеорсухіјѕԁһӏԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧαοινρτυχ",
+    "ABEKMHOPCTXIJSaeopcyxijsdhlqwABEZHIKMNOPTYXaoivptux",
+)
+
+
+@cache
+def _fold(char: str) -> str:
+    if char in "\u2010\u2011":
+        return ""  # a hyphen inside a word: "instruc‐tions"
+    folded = unicodedata.normalize("NFKC", char).translate(_LETTER_LOOKALIKES)
+    return "".join(latin_lookalike(c) for c in folded)
+
+
+def _folded(text: str) -> tuple[str, list[int] | None]:
+    """``text`` as the instruction patterns read it, and where each of its characters came
+    from in ``text`` (None: the same places)."""
+    plain = text.translate(_EMPHASIS)
+    if not _FOLDABLE.search(plain):
+        return plain, None
+    pieces: list[str] = []
+    origins: list[int] = []
+    for index, char in enumerate(plain):
+        piece = _fold(char) if _FOLDABLE.match(char) else char
+        pieces.append(piece)
+        origins.extend([index] * len(piece))
+    return "".join(pieces), origins
+
+
+def _scan_one(text: str) -> list[Flag]:
+    """Every flag of one text (field left empty), in order, overlaps of a kind merged."""
+    read, origins = _folded(text)
+    instructions = list(_instructions(read, ""))
+    if origins is not None:
+        instructions = [
+            replace(f, start=origins[f.start], end=origins[f.end - 1] + 1) for f in instructions
+        ]
     found = sorted(
-        [*_instructions(text, field), *_hidden_markup(text, field), *_data_links(text, field)],
+        [*instructions, *_hidden_markup(text, ""), *_data_links(text, "")],
         key=lambda f: (f.start, -f.end),
     )
     kept: list[Flag] = []
     for flag in found:
         if any(k.kind == flag.kind and flag.start < k.end for k in kept[-4:]):
             continue  # the same finding, seen by two patterns
-        kept.append(replace(flag, text=_quote(text[flag.start : flag.end])))
+        kept.append(flag)
     return kept
 
 
+#: What separates an item's texts when they are scanned together (a paragraph break: no
+#: pattern reads a sentence across it, but words split over several strings still meet).
+_BETWEEN = "\n\n"
+
+
 def scan(parts: Iterable[tuple[str, str]]) -> list[Flag]:
-    """The flags of an item's texts, given as ``(field, text)``, at most MAX_FLAGS."""
-    flags: list[Flag] = []
+    """The flags of an item's texts, given as ``(field, text)``, at most MAX_FLAGS, each
+    placed in its field with the text it matched.
+
+    The texts are scanned as one (an entry of 3,000 short strings costs one scan, not
+    3,000), so an order split over several strings of a list is read as it is meant.
+    """
+    fields, starts, texts = [], [], []
+    offset = 0
     for field, text in parts:
         if text:
-            flags.extend(scan_text(text, field))
+            fields.append(field)
+            starts.append(offset)
+            texts.append(text)
+            offset += len(text) + len(_BETWEEN)
+    if not texts:
+        return []
+    joined = _BETWEEN.join(texts)
+    flags = []
+    for flag in _scan_one(joined):
+        index = bisect_right(starts, flag.start) - 1
+        start = starts[index]
+        end = min(flag.end, start + len(texts[index]))
+        if flag.start >= end:
+            continue  # on a separator
+        flags.append(
+            replace(
+                flag,
+                field=fields[index],
+                start=flag.start - start,
+                end=end - start,
+                text=_quote(joined[flag.start : flag.end]),
+            )
+        )
         if len(flags) >= MAX_FLAGS:
             break
-    return flags[:MAX_FLAGS]
+    return flags
+
+
+def scan_text(text: str, field: str) -> list[Flag]:
+    """The flags of one field's text."""
+    return scan([(field, text)])
 
 
 def value_texts(value, path: str = "value") -> Iterator[tuple[str, str]]:
@@ -621,6 +802,43 @@ def value_texts(value, path: str = "value") -> Iterator[tuple[str, str]]:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from value_texts(item, f"{path}[{index}]")
+
+
+def _words_of(identifier: str) -> str:
+    """A key or an address path as the words it spells (``note_to_ai:always-cc`` ->
+    ``note to ai always cc``)."""
+    return " ".join(re.split(r"[\W_]+", unquote(identifier))).strip()
+
+
+#: A business memory source's caller-given ids (``source.pipeline_id`` ...).
+SOURCE_IDS = ("pipeline_id", "execution_id", "step_id")
+
+
+def note_flags(*, title: str, body: str, source_urls: list[str]) -> list[Flag]:
+    """What the check finds in a note about to be stored: its text, and its sources (the
+    data they carry, and an order spelled in their path)."""
+    parts = [("title", title), ("body", body)]
+    parts += [
+        (f"source_urls[{index}]", _words_of(urlsplit(url).path))
+        for index, url in enumerate(source_urls)
+    ]
+    flags = []
+    for flag in scan(parts):
+        if flag.field.startswith("source_urls["):
+            url = source_urls[int(flag.field.removeprefix("source_urls[").rstrip("]"))]
+            flag = replace(flag, start=0, end=len(url), text=_quote(url))
+        flags.append(flag)
+    for index, url in enumerate(source_urls):
+        flags += url_flags(url, f"source_urls[{index}]")
+    return flags[:MAX_FLAGS]
+
+
+def entry_flags(*, key: str, value, source: dict[str, str]) -> list[Flag]:
+    """What the check finds in an entry about to be stored: every string of its value, its
+    key read as words, and its source's ids."""
+    parts = [("key", _words_of(key)), *value_texts(value)]
+    parts += [(f"source.{name}", source.get(name) or "") for name in SOURCE_IDS]
+    return scan(parts)
 
 
 def _quote(matched: str) -> str:
@@ -689,3 +907,8 @@ INTEGRITY_SCHEMA = {
     "required": ["flagged", "warning", "flags"],
     "additionalProperties": False,
 }
+
+
+def with_integrity(schema: dict) -> dict:
+    """An object schema of stored text, with the optional ``integrity`` of a flagged item."""
+    return {**schema, "properties": {**schema["properties"], "integrity": INTEGRITY_SCHEMA}}

@@ -17,15 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prospect_memory.core.integrity import (
+    SOURCE_IDS,
     Flag,
+    entry_flags,
     invisible_characters,
-    scan,
-    url_flags,
+    note_flags,
     value_texts,
 )
 
 DEFAULT_SET = Path(__file__).with_name("datasets") / "integrity_set.jsonl"
-SOURCE_FIELDS = ("pipeline_id", "execution_id", "step_id")
 
 
 def load(path: Path | str = DEFAULT_SET) -> list[dict]:
@@ -33,34 +33,30 @@ def load(path: Path | str = DEFAULT_SET) -> list[dict]:
         return [json.loads(line) for line in lines if line.strip()]
 
 
-def item_texts(item: dict) -> Iterator[tuple[str, str]]:
-    """An item's texts as a write would check them, ``(field, text)``."""
-    if item["kind"] == "note":
-        yield "title", item.get("title") or ""
-        yield "body", item.get("body") or ""
-    else:
-        yield from value_texts(item["value"])
-        for name in SOURCE_FIELDS:
-            value = (item.get("source") or {}).get(name)
-            if isinstance(value, str):
-                yield f"source.{name}", value
-
-
-def item_urls(item: dict) -> Iterator[tuple[str, str]]:
-    for index, url in enumerate(item.get("source_urls") or []):
-        yield f"source_urls[{index}]", url
+def _source(item: dict) -> dict[str, str]:
+    source = item.get("source") or {}
+    return {name: source[name] for name in SOURCE_IDS if isinstance(source.get(name), str)}
 
 
 def item_flags(item: dict) -> list[Flag]:
-    flags = scan(item_texts(item))
-    for where, url in item_urls(item):
-        flags += url_flags(url, where)
-    return flags
+    """What a write of ``item`` would flag: the very checks notes and entries run."""
+    if item["kind"] == "note":
+        return note_flags(
+            title=item.get("title") or "",
+            body=item.get("body") or "",
+            source_urls=item.get("source_urls") or [],
+        )
+    return entry_flags(key=item.get("key") or "", value=item["value"], source=_source(item))
 
 
 def item_refused(item: dict) -> bool:
-    texts = [*item_texts(item), *item_urls(item)]
-    return any(invisible_characters(text) for _, text in texts)
+    """Whether a write of ``item`` would be refused for an invisible character."""
+    if item["kind"] == "note":
+        texts = [item.get("title") or "", item.get("body") or "", *item.get("source_urls", [])]
+    else:
+        texts = [text for _, text in value_texts(item["value"])]
+        texts += list(_source(item).values())
+    return any(invisible_characters(text) for text in texts)
 
 
 @dataclass

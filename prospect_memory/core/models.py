@@ -15,7 +15,7 @@ from pgvector.django import VectorField
 
 from outreach.models import Account
 from prospect_memory.core import integrity
-from prospect_memory.core.crypto import SealedField
+from prospect_memory.core.crypto import SealedField, unseal
 
 
 class EmbeddingStatus(models.TextChoices):
@@ -60,6 +60,9 @@ class FlaggedModel(models.Model):
 
     integrity_ciphertext = models.BinaryField(null=True, blank=True, editable=False)
     flagged_at = models.DateTimeField(null=True, blank=True)
+    #: When a person read the flagged text and cleared its flags: a later scan (a new
+    #: detector, ``manage.py integrity_scan``) leaves it alone.
+    integrity_reviewed_at = models.DateTimeField(null=True, blank=True)
 
     integrity_json = SealedField("integrity_ciphertext")
 
@@ -76,6 +79,23 @@ class FlaggedModel(models.Model):
         """Keep ``flags`` (none: the row is clean); the row's key and account must be set."""
         self.integrity_json = integrity.dumps(flags) if flags else ""
         self.flagged_at = (now or timezone.now()) if flags else None
+
+    def clear_flags(self, now=None) -> None:
+        """A person read the text and found it fine."""
+        self.set_flags([])
+        self.integrity_reviewed_at = now or timezone.now()
+
+
+def flags_from_row(token: bytes | None, **where) -> list[integrity.Flag]:
+    """A row's flags read without a model instance (the hot paths read rows): ``where`` is
+    the binding of ``unseal`` but the field (``table``, ``account_id``, ``row_id``, ``ring``)."""
+    if not token:
+        return []
+    return integrity.loads(unseal(token, field="integrity_json", **where))
+
+
+#: The columns ``set_flags`` and ``clear_flags`` change (for ``save(update_fields=...)``).
+FLAG_FIELDS = ["integrity_ciphertext", "flagged_at", "integrity_reviewed_at"]
 
 
 class UsageEvent(models.Model):

@@ -3,7 +3,7 @@ the descriptions come from ``knowledge.conf``; the selector checks every rule ag
 
 from __future__ import annotations
 
-from prospect_memory.core.integrity import INTEGRITY_SCHEMA
+from prospect_memory.core.integrity import with_integrity
 from prospect_memory.knowledge.conf import knowledge_settings as limits
 from prospect_memory.knowledge.selectors import KINDS
 
@@ -82,29 +82,30 @@ _ABOUT = {
     "required": ["domain", "should_stop", "stop_reasons"],
 }
 
-HIT = {
-    "type": "object",
-    "properties": {
-        "kind": {"type": "string", "enum": list(KINDS)},
-        "id": {"type": "string", "description": "A note's id (prospect_notes)."},
-        "key": {"type": "string", "description": "An entry's key (business_memory)."},
-        "title": {"type": "string"},
-        "excerpt": {
-            "type": "string",
-            "description": f"The first {limits.EXCERPT_CHARS} characters of the note's body or "
-            "the entry's value.",
+HIT = with_integrity(
+    {
+        "type": "object",
+        "properties": {
+            "kind": {"type": "string", "enum": list(KINDS)},
+            "id": {"type": "string", "description": "A note's id (prospect_notes)."},
+            "key": {"type": "string", "description": "An entry's key (business_memory)."},
+            "title": {"type": "string"},
+            "excerpt": {
+                "type": "string",
+                "description": f"The first {limits.EXCERPT_CHARS} characters of the note's body or "
+                "the entry's value.",
+            },
+            "distance": {"type": "number", "description": "Cosine distance to the query."},
+            "observed_at": {"type": "string", "format": "date"},
+            "updated_at": {"type": "string", "format": "date-time"},
+            "stale": {"type": "boolean"},
+            "derived_from": _SOURCE,
+            "about": _ABOUT,
         },
-        "distance": {"type": "number", "description": "Cosine distance to the query."},
-        "observed_at": {"type": "string", "format": "date"},
-        "updated_at": {"type": "string", "format": "date-time"},
-        "stale": {"type": "boolean"},
-        "derived_from": _SOURCE,
-        "about": _ABOUT,
-        "integrity": INTEGRITY_SCHEMA,
-    },
-    "required": ["kind", "title", "excerpt", "distance", "stale", "derived_from", "about"],
-    "additionalProperties": False,
-}
+        "required": ["kind", "title", "excerpt", "distance", "stale", "derived_from", "about"],
+        "additionalProperties": False,
+    }
+)
 
 SEARCH = {
     "type": "object",

@@ -86,7 +86,10 @@ def dossier_compact(
     embedded = embed_within_budget(text)
     # The merged note's text is checked before the lock; its sources (the replaced notes',
     # already checked when they were saved) are known only under it.
-    text_flags = note_flags(title=cleaned["title"], body=cleaned["body"], source_urls=[])
+    agent = actor.oauth_application is not None  # a person's own text is their decision
+    text_flags = (
+        note_flags(title=cleaned["title"], body=cleaned["body"], source_urls=[]) if agent else []
+    )
 
     with transaction.atomic():
         dossier = lock_dossier(actor, resolved, create=False)
@@ -125,6 +128,7 @@ def dossier_compact(
             flag
             for index, url in enumerate(sources)
             for flag in url_flags(url, f"source_urls[{index}]")
+            if agent
         ]
         merged = new_note(
             actor,

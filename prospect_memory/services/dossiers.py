@@ -78,6 +78,8 @@ def new_note(
     note.body = body
     note.body_bytes = len(body.encode("utf-8"))
     note.set_flags(flags, now=note.created_at)
+    if actor.oauth_application is None:
+        note.integrity_reviewed_at = note.created_at  # a person's own text: their decision
     note.save(force_insert=True)
     if embedded.vector is None:
         pipeline.enqueue(NOTES, note.id)

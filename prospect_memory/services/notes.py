@@ -14,8 +14,9 @@ from outreach.sql import take_slot
 from prospect_memory.conf import app_settings
 from prospect_memory.core import metering
 from prospect_memory.core.budget import Embedded, embed_within_budget
+from prospect_memory.core.integrity import dumps as integrity_dumps
 from prospect_memory.core.integrity import integrity_data
-from prospect_memory.core.models import UsageEvent
+from prospect_memory.core.models import FLAG_FIELDS, UsageEvent
 from prospect_memory.core.vectors import distance_to
 from prospect_memory.domains import resolve_domain
 from prospect_memory.errors import DailyLimitReached, DomainNoteLimitReached
@@ -116,7 +117,6 @@ def _overlap(
         "observed_at",
         "created_at",
         "integrity_ciphertext",
-        "flagged_at",
     )
     if embedded.vector is not None:
         rows = rows.annotate(distance=distance_to(embedded.vector, embedded.model))
@@ -134,7 +134,8 @@ def _overlap(
             continue
         result.compared += 1
         # Stored text shown back carries its flags, as in every answer (SPEC 15).
-        flagged = {"integrity": integrity_data(row.flags)} if row.flagged_at else {}
+        flags = row.flags
+        flagged = {"integrity": integrity_data(flags)} if flags else {}
         if distance <= provider.near_duplicate_distance:
             result.near_duplicates.append(
                 {
@@ -194,8 +195,11 @@ def note_save(
 
     text = embedding_input(note_input.title, note_input.body)
     embedded = embed_within_budget(text)
-    flags = note_flags(
-        title=note_input.title, body=note_input.body, source_urls=note_input.source_urls
+    # An agent's text is checked; a person's own is their decision (SPEC 15).
+    flags = (
+        note_flags(title=note_input.title, body=note_input.body, source_urls=note_input.source_urls)
+        if actor.oauth_application is not None
+        else []
     )
 
     with transaction.atomic():
@@ -285,8 +289,8 @@ def note_unflag(*, actor: Actor, note_id: object) -> NoteView:
         lock_dossier(actor, domain, create=False)
         note = note_for_actor(actor, note_id, lock=True)
         if note.flagged_at is not None:
-            note.set_flags([])
-            note.save(update_fields=["integrity_ciphertext", "flagged_at"])
+            note.clear_flags()
+            note.save(update_fields=FLAG_FIELDS)
             audit(actor, AuditEvent.Action.UNFLAG, domain, note_id=note.pk)
     return NoteView.of(note, domain=domain)
 
@@ -304,3 +308,23 @@ def recall_record(*, actor: Actor, recall: Recall) -> None:
         from_memory=recall.known and not recall.stale,
         flush=False,
     )
+
+
+def notes_rescan(*, batch_size: int = 500) -> tuple[int, int]:
+    """Check every note no person has reviewed with today's integrity check (after an
+    upgrade, or new patterns): (notes read, notes whose flags changed)."""
+    seen = changed = 0
+    rows = Note.objects.filter(integrity_reviewed_at__isnull=True).order_by("pk")
+    last = None
+    while True:
+        batch = list((rows.filter(pk__gt=last) if last else rows)[:batch_size])
+        if not batch:
+            return seen, changed
+        for note in batch:
+            seen += 1
+            flags = note_flags(title=note.title, body=note.body, source_urls=note.source_urls)
+            if integrity_dumps(flags) != integrity_dumps(note.flags):
+                note.set_flags(flags)
+                note.save(update_fields=FLAG_FIELDS)
+                changed += 1
+        last = batch[-1].pk
