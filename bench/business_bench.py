@@ -162,8 +162,8 @@ def measure_scale(label: str, probe, keys: list[str], writer, iterations: int, t
     """One row of the table: every operation at this scale."""
     from prospect_memory.business.models import Entry
     from prospect_memory.business.selectors import entries_list, entries_search, entry_recall
-    from prospect_memory.business.services import entry_store
-    from prospect_memory.models import Note
+    from prospect_memory.business.store import entry_store
+    from prospect_memory.notes.models import Note
 
     measure, measure_together, percentile = timing
     rng = random.Random(11)

@@ -205,15 +205,15 @@ def main() -> None:
     from django.conf import settings
 
     from kit.db import database_url
-    from prospect_memory.payloads import recall_data
-    from prospect_memory.selectors import dossier_recall
+    from prospect_memory.notes.payloads import recall_data
+    from prospect_memory.notes.selectors import dossier_recall
     from tests.live import LiveServer
 
     rng = random.Random(7)
     probes = mb.seed_probes(rng)
     url = database_url(settings.DATABASES["default"])
     rows = []
-    from prospect_memory.models import DailySaveCount
+    from prospect_memory.notes.models import DailySaveCount
 
     env = {"KIT_WRITES_PER_MINUTE_PER_CLIENT": "0", "LOG_LEVEL": "WARNING"}
     baseline = baseline_tokens = None
@@ -353,7 +353,7 @@ def main() -> None:
             server.stop()
             if baseline is not None and size == sizes[-1]:
                 baseline.stop()
-        from prospect_memory.models import Note
+        from prospect_memory.notes.models import Note
 
         row = {"size": Note.objects.count()}
         for name, samples in measured.items():

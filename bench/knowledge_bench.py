@@ -87,7 +87,7 @@ def copy_notes(plan: list[tuple[int, str, int]], rng: random.Random, pool) -> in
 
     from prospect_memory.core.crypto import binding, keyring
     from prospect_memory.core.embeddings import get_provider
-    from prospect_memory.selectors import NOTE_TABLE
+    from prospect_memory.notes.selectors import NOTE_TABLE
 
     ring, model, now = keyring(), get_provider().model, datetime.now(UTC)
     with connection.cursor() as cursor:
@@ -168,7 +168,7 @@ def promote_business_memory(actor, count: int, rng: random.Random) -> int:
     """``count`` confident account entries, stored as agents store them (and so promoted
     into the knowledge index): knowledge search ranks them beside the notes."""
     from prospect_memory.business.models import Promotion
-    from prospect_memory.business.services import entry_store
+    from prospect_memory.business.store import entry_store
 
     for i in range(count):
         entry_store(
@@ -200,7 +200,7 @@ def filler_plan(missing: int, first_account: int) -> list[tuple[int, str, int]]:
 
 def nearest(actor, question: str, *, exact: bool, limit: int = 10) -> list[tuple[str, float]]:
     from prospect_memory.core.budget import embed_within_budget
-    from prospect_memory.selectors import notes_nearest
+    from prospect_memory.notes.selectors import notes_nearest
 
     embedded = embed_within_budget(question, query=True)
     exact_up_to(10**9 if exact else 0)
@@ -214,10 +214,10 @@ def exact_up_to(notes: int) -> None:
     """Search accounts of up to ``notes`` notes exactly (the product's setting)."""
     from django.conf import settings
 
-    from prospect_memory.conf import app_settings
+    from prospect_memory.notes.conf import notes_settings
 
     settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, "KNOWLEDGE_EXACT_MAX_NOTES": notes}
-    app_settings.reload()
+    notes_settings.reload()
 
 
 def search_with(exact: bool):
@@ -237,7 +237,7 @@ def plan_uses_index(actor) -> bool:
     from django.db import connection
 
     from prospect_memory.core.budget import embed_within_budget
-    from prospect_memory.selectors import _indexed_statement
+    from prospect_memory.notes.selectors import _indexed_statement
 
     embedded = embed_within_budget(QUESTIONS[0], query=True)
     sql = _indexed_statement(embedded.model, len(embedded.vector))
@@ -259,7 +259,7 @@ def measure_size(size: int, probe, small, iterations: int) -> dict:
     from django.db import connection
 
     from prospect_memory.core.embeddings import get_provider
-    from prospect_memory.note_index import build_index
+    from prospect_memory.notes.index import build_index
 
     with connection.cursor() as cursor:  # as autovacuum would have, after bulk loading
         cursor.execute("VACUUM ANALYZE prospect_memory_note")
@@ -319,14 +319,14 @@ def drop_index() -> None:
     from django.db import connection
 
     from prospect_memory.core.embeddings import get_provider
-    from prospect_memory.note_index import index_name
+    from prospect_memory.notes.index import index_name
 
     with connection.cursor() as cursor:
         cursor.execute(f'DROP INDEX IF EXISTS "{index_name(get_provider().model)}"')
 
 
 def run(sizes: list[int], iterations: int, probe_notes: int = PROBE_NOTES) -> list[dict]:
-    from prospect_memory.models import Note
+    from prospect_memory.notes.models import Note
 
     rng = random.Random(13)
     probe, small = accounts()
@@ -382,11 +382,11 @@ def main() -> None:
     setup(args)
     from django.conf import settings
 
-    from prospect_memory.conf import app_settings
+    from prospect_memory.notes.conf import notes_settings
 
     # An index of 1M vectors builds in memory with a few GB (the machine has 24).
     settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, "KNOWLEDGE_INDEX_BUILD_MEMORY_MB": 6144}
-    app_settings.reload()
+    notes_settings.reload()
     report(run(sizes, args.iterations, args.probe_notes))
 
 

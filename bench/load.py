@@ -146,8 +146,8 @@ def check(outcome: Outcome) -> list[str]:
     """Problems found in the database after a run (an empty list means all held)."""
     from django.db.models import Count, F, Q
 
-    from prospect_memory.conf import app_settings
-    from prospect_memory.models import DailySaveCount, Dossier, Note
+    from prospect_memory.notes.conf import notes_settings
+    from prospect_memory.notes.models import DailySaveCount, Dossier, Note
 
     problems = []
     server_errors = sum(n for status, n in outcome.statuses.items() if status >= 500)
@@ -172,12 +172,12 @@ def check(outcome: Outcome) -> list[str]:
         if markers[marker] != 1:
             problems.append(f"marker {marker} is stored {markers[marker]} times")
     over = Dossier.objects.annotate(active=Count("notes", filter=Q(notes__status="active"))).filter(
-        active__gt=app_settings.DOMAIN_NOTE_LIMIT
+        active__gt=notes_settings.DOMAIN_NOTE_LIMIT
     )
     problems += [f"{d.domain} has {d.active} active notes" for d in over]
     problems += [
         f"account {c.account_id} saved {c.saves} notes on {c.day}"
-        for c in DailySaveCount.objects.filter(saves__gt=app_settings.DAILY_SAVE_LIMIT)
+        for c in DailySaveCount.objects.filter(saves__gt=notes_settings.DAILY_SAVE_LIMIT)
     ]
     crossed = Note.objects.exclude(account_id=F("dossier__account_id")).count()
     if crossed:

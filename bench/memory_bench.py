@@ -68,10 +68,10 @@ def setup(args) -> None:
     from django.conf import settings
     from django.core.management import call_command
 
-    from prospect_memory.conf import app_settings
+    from prospect_memory.notes.conf import notes_settings
 
     settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, "DAILY_SAVE_LIMIT": 10**9}
-    app_settings.reload()
+    notes_settings.reload()
     call_command("migrate", verbosity=0)
 
 
@@ -112,7 +112,7 @@ def seed_probes(rng: random.Random):
         reply_record,
         suppression_add,
     )
-    from prospect_memory.services.notes import note_save
+    from prospect_memory.notes.services.notes import note_save
 
     probes = []
     today = datetime.now(UTC).date()
@@ -145,8 +145,8 @@ def seed_fillers(rng: random.Random, target: int) -> None:
     from django.db import connection
 
     from prospect_memory.core.crypto import binding, keyring
-    from prospect_memory.models import Note
-    from prospect_memory.selectors import NOTE_TABLE
+    from prospect_memory.notes.models import Note
+    from prospect_memory.notes.selectors import NOTE_TABLE
 
     existing = Note.objects.count()
     missing = target - existing
@@ -305,7 +305,7 @@ def floor_recall(actor, domain: str) -> tuple:
     """
     from outreach.sql import run
     from prospect_memory.core.crypto import binding, keyring
-    from prospect_memory.selectors import NOTE_TABLE
+    from prospect_memory.notes.selectors import NOTE_TABLE
 
     ring = keyring()
     aid = actor.account.pk
@@ -346,9 +346,9 @@ def business_actors():
 
 def run(sizes: list[int], iterations: int, business_entries: int) -> tuple[list[dict], list[dict]]:
     from bench import business_bench
-    from prospect_memory.payloads import recall_data
-    from prospect_memory.selectors import dossier_recall
-    from prospect_memory.services.notes import note_save
+    from prospect_memory.notes.payloads import recall_data
+    from prospect_memory.notes.selectors import dossier_recall
+    from prospect_memory.notes.services.notes import note_save
 
     rng = random.Random(7)
     probes = seed_probes(rng)
@@ -390,7 +390,7 @@ def run(sizes: list[int], iterations: int, business_entries: int) -> tuple[list[
             measure(fn, 20)
         rec, flo = measure_together((recall, floor), iterations)
         sav = measure(save, iterations)
-        from prospect_memory.models import Note
+        from prospect_memory.notes.models import Note
 
         row = {
             "size": Note.objects.count(),

@@ -326,7 +326,8 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --- Prospect memory ----------------------------------------------------------------------
-# The limits of the product live in prospect_memory.conf.DEFAULTS; override any key here.
+# The core's keys live in prospect_memory.core.conf.DEFAULTS, the notes' limits in
+# prospect_memory.notes.conf.DEFAULTS; override any key here.
 PROSPECT_MEMORY = {
     # Comma-separated; the first key encrypts, every key decrypts (rotation).
     "ENCRYPTION_KEYS": _secret(

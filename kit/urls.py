@@ -38,11 +38,11 @@ oauth2_patterns = (
 urlpatterns = [
     path("", outreach_views.home, name="home"),
     path("account/switch", outreach_views.account_switch, name="account-switch"),
-    path("", include("prospect_memory.urls")),
+    path("", include("prospect_memory.notes.urls")),
     path("", include("prospect_memory.business.urls")),
     path("healthz", views.healthz, name="healthz"),
     path("mcp", mcp_endpoint, name="mcp"),
-    path("api/v1/", include("prospect_memory.api.urls")),
+    path("api/v1/", include("prospect_memory.notes.api.urls")),
     path("api/v1/business-memory/", include("prospect_memory.business.api.urls")),
     path("api/v1/knowledge/", include("prospect_memory.knowledge.api.urls")),
     path("api/v1/writing-guides/<str:locale>", WritingGuideApi.as_view(), name="api-guide"),

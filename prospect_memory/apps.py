@@ -17,6 +17,10 @@ class ProspectMemoryConfig(AppConfig):
     )
 
     def ready(self) -> None:
-        from prospect_memory import checks, mcp_tools  # noqa: F401  (registers the checks)
+        # The shared core's system checks, and the notes' settings, tools and health section
+        # (the notes live in this app's ``notes`` package; business memory and knowledge
+        # search are apps of their own).
+        from prospect_memory.core import checks  # noqa: F401  (registers the checks)
+        from prospect_memory.notes import conf, mcp_tools  # noqa: F401  (declares the keys)
 
         mcp_tools.register()

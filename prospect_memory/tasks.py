@@ -1,39 +1,4 @@
-"""Celery tasks: thin, id-based, idempotent. The work lives in the embedding pipeline."""
+"""Where Celery's autodiscovery looks: the notes' tasks (their names stay
+``prospect_memory.tasks.*``, so tasks queued before they moved still run)."""
 
-from __future__ import annotations
-
-from celery import shared_task
-
-from prospect_memory.core import pipeline
-from prospect_memory.note_embeddings import (
-    NOTES,
-    account_mark_for_reembedding,
-    dossier_reembed,
-)
-
-
-@shared_task(**pipeline.EMBEDDING_TASK_OPTIONS)
-def embed_note(self, note_id: str) -> str:
-    """Embed one note; skip if it is gone or already embedded for its content and model."""
-    return pipeline.embed_one(NOTES, note_id)
-
-
-@shared_task(**pipeline.EMBEDDING_TASK_OPTIONS)
-def backfill_embeddings(self, limit: int = 1000) -> int:
-    """Embed active notes that are pending or were embedded by another model."""
-    return pipeline.backfill(NOTES, limit=limit)
-
-
-@shared_task(**pipeline.EMBEDDING_TASK_OPTIONS)
-def reembed_dossier(self, dossier_id: int) -> int:
-    """Re-embed one dossier's notes with the current model (after a model change)."""
-    return dossier_reembed(dossier_id=dossier_id)
-
-
-@shared_task(**pipeline.EMBEDDING_TASK_OPTIONS)
-def reembed_account(self, account_id: int) -> int:
-    """Re-embed every note of one account with the current model, dossier by dossier."""
-    dossier_ids = account_mark_for_reembedding(account_id=account_id)
-    for dossier_id in dossier_ids:
-        reembed_dossier.delay(dossier_id)
-    return len(dossier_ids)
+from prospect_memory.notes import tasks  # noqa: F401  (registers the tasks)

@@ -9,9 +9,9 @@ from django.utils import timezone
 
 from outreach import services as crm
 from outreach.models import Account, Campaign, Member, Prospect
-from prospect_memory.payloads import overlap_data
-from prospect_memory.rules import utc_today
-from prospect_memory.services.notes import note_save
+from prospect_memory.notes.payloads import overlap_data
+from prospect_memory.notes.rules import utc_today
+from prospect_memory.notes.services.notes import note_save
 
 _seq = itertools.count(1)
 

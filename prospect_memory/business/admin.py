@@ -22,13 +22,9 @@ from prospect_memory.business.models import (
     EntryVersion,
     EvictedEntry,
 )
-from prospect_memory.business.selectors import is_expired, retired
-from prospect_memory.business.services import (
-    entry_remove,
-    eviction_restore,
-    merge_undo_entry,
-)
+from prospect_memory.business.restores import entry_remove, eviction_restore, merge_undo_entry
 from prospect_memory.business.templatetags.business_format import pretty_json
+from prospect_memory.business.visibility import is_expired, retired
 from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prospect_memory.conf import AppSettings
+from prospect_memory.core.conf import AppSettings
 
 DEFAULTS: dict[str, Any] = {
     # Entries.

@@ -19,14 +19,15 @@ prospect notes are never touched.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from outreach.models import Account
 from prospect_memory.business import promotion
+from prospect_memory.business.access import Place
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import (
     CONSOLIDATION,
@@ -36,30 +37,11 @@ from prospect_memory.business.models import (
     Layer,
     Strategy,
 )
-from prospect_memory.business.selectors import unexpired
-from prospect_memory.business.services import (
-    Place,
-    keep_version,
-    lock_shelf,
-    retired_purge,
-)
+from prospect_memory.business.records import Report
+from prospect_memory.business.shelf import keep_version, lock_shelf, release_aliases
+from prospect_memory.business.visibility import retired, unexpired
 from prospect_memory.core import pipeline
 from prospect_memory.core.embeddings import get_provider
-
-
-@dataclass
-class Report:
-    """What a run did (or, dry, would do) in one account."""
-
-    account: str
-    dry_run: bool
-    purged: int = 0
-    #: Of ``purged``, the account layer's.
-    purged_shared: int = 0
-    #: (key, layer, confidence before, after)
-    demoted: list[tuple[str, str, int, int]] = field(default_factory=list)
-    #: (alias key, kept key, layer, distance)
-    merged: list[tuple[str, str, str, float]] = field(default_factory=list)
 
 
 def consolidate(*, account: Account, dry_run: bool = False, now: datetime | None = None) -> Report:
@@ -143,7 +125,7 @@ def _version_by_consolidation(entry: Entry, strategy: str, now: datetime) -> Non
     entry.updated_at = now
 
 
-def _event(entry: Entry, action: str) -> None:
+def record_event(entry: Entry, action: str) -> None:
     EntryEvent.objects.create(
         account_id=entry.account_id,
         action=action,
@@ -194,7 +176,7 @@ def _demote(place: Place, now: datetime, *, dry_run: bool) -> list[tuple[str, st
             entry.idle_periods_charged = periods
             entry.save(update_fields=changed)
             if after != before:
-                _event(entry, EntryEvent.Action.DEMOTE)
+                record_event(entry, EntryEvent.Action.DEMOTE)
                 promotion.schedule([entry])
     return demoted
 
@@ -277,6 +259,43 @@ def _merge(place: Place, now: datetime, *, dry_run: bool) -> list[tuple[str, str
             _version_by_consolidation(alias, Strategy.MERGE, now)
             alias.status, alias.alias_of = Entry.Status.MERGED, kept
             alias.save(update_fields=["status", "alias_of", *_VERSION_FIELDS])
-            _event(alias, EntryEvent.Action.MERGE)
+            record_event(alias, EntryEvent.Action.MERGE)
             promotion.schedule([alias])
     return merged
+
+
+def retired_purge(*, now=None, account=None, layer=None, dry_run: bool = False) -> int:
+    """Delete what left the memory (evicted or expired) over RETIRED_KEEP_DAYS ago, in every
+    account or one (and one layer); how many entries (``dry_run``: would be)."""
+    since = (now or timezone.now()) - timedelta(days=business_settings.RETIRED_KEEP_DAYS)
+    rows = Entry.objects.all() if account is None else Entry.objects.filter(account=account)
+    if layer is not None:
+        rows = rows.filter(layer=layer)
+    rows = (
+        retired(rows)
+        .annotate(left_at=Coalesce("retired_at", "expires_at"))
+        .filter(left_at__lt=since)
+    )
+    if dry_run:
+        return rows.count()
+    places = rows.values_list("account_id", "layer", "member_id").order_by(
+        "account_id", "layer", "member_id"
+    )
+    deleted = 0
+    for place in [Place(*row) for row in places.distinct()]:
+        # One layer at a time, locked as every writer locks it (the shelf, then rows in id
+        # order): what a person restored or wrote meanwhile is read after they commit and no
+        # longer qualifies, and a write that makes room never waits on the purge's rows.
+        with transaction.atomic():
+            lock_shelf(place)
+            here = rows.filter(
+                account_id=place.account_id, layer=place.layer, member_id=place.member_id
+            )
+            leaving = list(here.select_for_update(of=("self",)).order_by("id"))
+            # Expired entries never marked so still hold their aliases.
+            release_aliases(
+                [e for e in leaving if e.status == Entry.Status.LIVE], now or timezone.now()
+            )
+            _, counts = Entry.objects.filter(pk__in=[e.pk for e in leaving]).delete()
+            deleted += counts.get(Entry._meta.label, 0)
+    return deleted

@@ -10,6 +10,7 @@ from outreach import scopes
 from outreach.access import Actor
 from outreach.operations import Operation
 from prospect_memory.business import payloads, schemas
+from prospect_memory.business.access import layer_role, retired_for_actor
 from prospect_memory.business.conf import business_settings as limits
 from prospect_memory.business.errors import (
     IntegrityHold,
@@ -19,7 +20,14 @@ from prospect_memory.business.errors import (
     ValueTooLarge,
     VersionMismatch,
 )
+from prospect_memory.business.integrity import entry_unflag
 from prospect_memory.business.models import Layer
+from prospect_memory.business.restores import (
+    entry_delete,
+    eviction_restore,
+    merge_undo,
+    version_restore,
+)
 from prospect_memory.business.rules import UNSET
 from prospect_memory.business.selectors import (
     entries_list,
@@ -27,17 +35,8 @@ from prospect_memory.business.selectors import (
     entry_history,
     entry_recall,
     evictions_list,
-    retired_for_actor,
 )
-from prospect_memory.business.services import (
-    entry_delete,
-    entry_store,
-    entry_unflag,
-    eviction_restore,
-    layer_role,
-    merge_undo,
-    version_restore,
-)
+from prospect_memory.business.store import entry_store
 from prospect_memory.core import metering
 from prospect_memory.core.models import UsageEvent
 

@@ -7,15 +7,16 @@ from typing import TYPE_CHECKING
 from prospect_memory.core.integrity import integrity_data
 
 if TYPE_CHECKING:
-    from prospect_memory.business.rules import Source
-    from prospect_memory.business.selectors import (
+    from prospect_memory.business.records import (
+        DeleteResult,
         EntryView,
         Page,
         Recall,
         Search,
+        Source,
+        StoreResult,
         VersionView,
     )
-    from prospect_memory.business.services import DeleteResult, StoreResult
 
 
 def _time(moment) -> str | None:

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import datetime
 
 from celery import current_app
 from django.db import transaction
@@ -27,7 +25,8 @@ from django.utils import timezone
 
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import Entry, Layer, Promotion
-from prospect_memory.business.selectors import unexpired
+from prospect_memory.business.records import PromotionLag
+from prospect_memory.business.visibility import unexpired
 
 logger = logging.getLogger(__name__)
 
@@ -146,22 +145,6 @@ def promotions_backfill(*, limit: int = 1000) -> dict[str, int]:
         _leaving(Promotion.objects.all(), Entry.objects.all()).values_list("entry_id")[:limit]
     )
     return promote([pk for (pk,) in waiting + leaving])
-
-
-@dataclass(frozen=True)
-class PromotionLag:
-    #: Entries that qualify but are not yet in the index at their current version.
-    waiting: int
-    #: Promotions of entries that no longer qualify (knowledge search already skips them).
-    leaving: int
-    #: When the longest-waiting of them was written (None: nothing waits).
-    oldest_write: datetime | None
-
-    @property
-    def seconds(self) -> float:
-        if self.oldest_write is None:
-            return 0.0
-        return max((timezone.now() - self.oldest_write).total_seconds(), 0.0)
 
 
 def promotion_lag(*, account) -> PromotionLag:

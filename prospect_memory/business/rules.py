@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,6 +18,7 @@ from django.utils import timezone
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import MergeTypeMismatch, ValidationFailed, ValueTooLarge
 from prospect_memory.business.models import KEY_HINT, KEY_PATTERN, Category, Layer, Strategy
+from prospect_memory.business.records import Source
 from prospect_memory.core import integrity
 from prospect_memory.core.embeddings import input_text
 
@@ -191,16 +191,6 @@ def clean_confidence(confidence: object, problems: FieldProblems) -> int | None:
         )
         return None
     return confidence
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where an entry came from, as the caller said (Kit adds who, through what, when)."""
-
-    pipeline_id: str = ""
-    execution_id: str = ""
-    step_id: str = ""
-    extracted_at: datetime | None = None
 
 
 def clean_source(source: object, problems: FieldProblems) -> Source | None:

@@ -4,260 +4,53 @@ reads, counts or ranks a member's own context.
 
 Expired entries disappear from every read at once (``expires_at`` is compared with the
 database's clock in the query); evicted and expired entries only appear in the evictions
-list, for restore.
-"""
+list, for restore."""
 
 from __future__ import annotations
 
-import json
-import uuid
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from functools import cache, cached_property
+from functools import cache
 
 from django.core import signing
-from django.db import transaction
-from django.db.models import F, Q, QuerySet
-from django.db.models.functions import Coalesce, Now
-from django.utils import timezone
+from django.db.models import Q
 from oauth2_provider.models import get_application_model
 
-from outreach.access import Actor
+from outreach.access import (
+    Actor,
+)
 from outreach.sql import run, run_one
+from prospect_memory.business.access import entry_for_actor, live_entries, read_layer
 from prospect_memory.business.conf import business_settings
-from prospect_memory.business.errors import NotFound
-from prospect_memory.business.models import Entry, EntryVersion, Layer, Promotion
-from prospect_memory.business.rules import (
-    READ_LAYERS,
-    FieldProblems,
+from prospect_memory.business.models import (
+    Entry,
+    EntryVersion,
+    Layer,
+    Promotion,
+)
+from prospect_memory.business.records import (
+    EntryView,
+    NearEntries,
+    Page,
+    Recall,
+    Search,
+    SearchResult,
     Source,
+    VersionView,
+    source_of,
+)
+from prospect_memory.business.rules import (
+    FieldProblems,
     capacity,
     clean_category,
     clean_choice,
     clean_key,
 )
+from prospect_memory.business.usage import entries_used
+from prospect_memory.business.visibility import restorable, shown
 from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.crypto import keyring, unseal
-from prospect_memory.core.integrity import Flag
 from prospect_memory.core.models import EmbeddedModel, flags_from_row
 
 ENTRY_TABLE = Entry._meta.label_lower  # the binding of an entry's sealed value
-
-
-# --- views ---------------------------------------------------------------------------------
-
-
-@dataclass
-class EntryView:
-    """An entry as every interface shows it: decrypted, with its provenance. The value is
-    decoded from its stored JSON when first asked for (a page that lists entries shows a
-    preview of the text and never pays for decoding a large value)."""
-
-    id: str
-    key: str
-    layer: str
-    value_json: str
-    category: str
-    confidence: int
-    source: Source
-    version: int
-    created_at: datetime
-    updated_at: datetime
-    expires_at: datetime | None
-    access_count: int
-    last_accessed_at: datetime | None
-    written_by: str
-    oauth_client: str | None
-    alias_of: str | None = None
-    status: str = Entry.Status.LIVE
-    retired_at: datetime | None = None
-    #: The last write by a member or an agent (consolidation's versions are not one).
-    written_at: datetime | None = None
-    #: What the integrity check found in the current version (none: clean, or cleared).
-    flags: list[Flag] = field(default_factory=list)
-    flagged_at: datetime | None = None
-
-    @cached_property
-    def value(self):
-        return json.loads(self.value_json)
-
-    @property
-    def preview(self) -> str:
-        """The start of the value's compact JSON, for a list."""
-        text = self.value_json
-        return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
-
-    @classmethod
-    def of(cls, entry: Entry) -> EntryView:
-        return cls(
-            id=str(entry.pk),
-            key=entry.key,
-            layer=str(entry.layer),
-            value_json=entry.value_json,
-            category=str(entry.category),
-            confidence=entry.confidence,
-            source=source_of(entry),
-            version=entry.version,
-            created_at=entry.created_at,
-            updated_at=entry.updated_at,
-            expires_at=entry.expires_at,
-            access_count=entry.access_count,
-            last_accessed_at=entry.last_accessed_at,
-            written_by=entry.written_by_label,
-            oauth_client=_client_name(entry),
-            status=str(entry.status),
-            retired_at=entry.retired_at,
-            written_at=entry.written_at,
-            flags=entry.flags,
-            flagged_at=entry.flagged_at,
-        )
-
-
-@dataclass
-class VersionView:
-    version: int
-    value_json: str
-    category: str
-    confidence: int
-    source: Source
-    strategy: str
-    written_by: str
-    oauth_client: str | None
-    written_at: datetime
-    flags: list[Flag] = field(default_factory=list)
-
-    @cached_property
-    def value(self):
-        return json.loads(self.value_json)
-
-
-#: Characters of a value a list shows.
-PREVIEW_CHARS = 80
-
-
-def _client_name(entry: Entry) -> str | None:
-    if not entry.oauth_application_id:
-        return None
-    if hasattr(entry, "client_name"):  # read with the row (``shown``)
-        return entry.client_name
-    return entry.oauth_application.name
-
-
-def shown(rows: QuerySet) -> QuerySet:
-    """Entries as pages and answers show them: the client's name read with the row, and
-    without the columns no answer shows (the vector)."""
-    return rows.defer("embedding").annotate(client_name=F("oauth_application__name"))
-
-
-def source_of(row) -> Source:
-    """The source an entry or a kept version was written with."""
-    return Source(
-        pipeline_id=row.source_pipeline_id,
-        execution_id=row.source_execution_id,
-        step_id=row.source_step_id,
-        extracted_at=row.source_extracted_at,
-    )
-
-
-# --- visibility ----------------------------------------------------------------------------
-
-
-# What "live", "expired" and "left" mean, once (the statements below say the same in SQL,
-# with the database's clock).
-
-
-def unexpired(rows: QuerySet) -> QuerySet:
-    return rows.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=Now()))
-
-
-def expired_live(rows: QuerySet) -> QuerySet:
-    """Live rows whose expiry passed: gone from every read, not yet marked expired."""
-    return rows.filter(status=Entry.Status.LIVE, expires_at__lte=Now())
-
-
-def retired(rows: QuerySet) -> QuerySet:
-    """Rows that left the memory: evicted, expired, or live past their expiry."""
-    return rows.filter(
-        Q(status__in=[Entry.Status.EVICTED, Entry.Status.EXPIRED])
-        | Q(status=Entry.Status.LIVE, expires_at__lte=Now())
-    )
-
-
-def restorable(rows: QuerySet) -> QuerySet:
-    """:func:`retired` rows that left within RETIRED_KEEP_DAYS, newest first."""
-    since = timezone.now() - timedelta(days=business_settings.RETIRED_KEEP_DAYS)
-    return (
-        retired(rows)
-        .annotate(left_at=Coalesce("retired_at", "expires_at"))
-        .filter(left_at__gte=since)
-        .order_by("-left_at", "key")
-    )
-
-
-def live_entries(actor: Actor, layer: str) -> QuerySet:
-    """The live, unexpired entries ``actor`` may read in ``layer`` (or ``merged``: both)."""
-    rows = unexpired(Entry.objects.filter(account=actor.account, status=Entry.Status.LIVE))
-    own = Q(layer=Layer.MEMBER, member=actor.member) if actor.member else Q(pk__in=[])
-    if layer == Layer.ACCOUNT:
-        return rows.filter(layer=Layer.ACCOUNT)
-    if layer == Layer.MEMBER:
-        return rows.filter(own)
-    return rows.filter(Q(layer=Layer.ACCOUNT) | own)
-
-
-def _read_layer(layer: object, problems: FieldProblems) -> str:
-    return clean_choice(layer, READ_LAYERS, "layer", problems) or "merged"
-
-
-def entry_for_actor(actor: Actor, *, layer: str, key: str) -> Entry:
-    """A live, unexpired entry of ``layer`` the actor may read, or NotFound."""
-    problems = FieldProblems()
-    key = clean_key(key, problems)
-    if problems.fields:  # no entry has such a key
-        raise _not_found(layer, key)
-    entry = shown(live_entries(actor, layer).filter(key=key)).first()
-    if entry is None:
-        raise _not_found(layer, key)
-    return entry
-
-
-def aliases_of(actor: Actor, entry_id: str) -> list[EntryView]:
-    """The entries consolidation merged into ``entry_id`` (one the actor may read)."""
-    rows = Entry.objects.filter(
-        account=actor.account, status=Entry.Status.MERGED, alias_of_id=entry_id
-    ).filter(_readable_layers(actor))
-    return [EntryView.of(e) for e in shown(rows).order_by("key")]
-
-
-def merged_for_actor(actor: Actor, *, layer: str, key: str) -> Entry:
-    """An entry of ``layer`` merged into another one, that the actor may read, or NotFound."""
-    problems = FieldProblems()
-    key = clean_key(key, problems)
-    rows = Entry.objects.filter(
-        account=actor.account, layer=layer, status=Entry.Status.MERGED, key=key
-    ).filter(_readable_layers(actor))
-    entry = None if problems.fields else shown(rows).select_related("alias_of").first()
-    if entry is None:
-        raise _not_found(layer, key)
-    return entry
-
-
-def _readable_layers(actor: Actor) -> Q:
-    """The account layer, and the actor's own."""
-    own = Q(layer=Layer.MEMBER, member=actor.member) if actor.member else Q(pk__in=[])
-    return Q(layer=Layer.ACCOUNT) | own
-
-
-def _not_found(layer: str, key: str) -> NotFound:
-    shown_key = key[: business_settings.KEY_MAX_CHARS]
-    return NotFound(
-        f"No {layer} entry {shown_key!r} in this account's business memory. List or search "
-        "the memory to see its keys.",
-        details={"layer": layer, "key": shown_key},
-    )
-
-
-# --- recall by key ---------------------------------------------------------------------------
 
 
 #: Rows of the statements below: an entry's view in the first columns, then what the
@@ -385,20 +178,13 @@ def _readable(actor: Actor, layer: str) -> dict:
     }
 
 
-@dataclass
-class Recall:
-    found: bool
-    entry: EntryView | None = None
-    history: list[VersionView] | None = None
-
-
 def entry_recall(
     *, actor: Actor, key: object, layer: object = "merged", include_history: bool = False
 ) -> Recall:
     """One entry by key (``merged``: the member's wins), counting the access."""
     problems = FieldProblems()
     key = clean_key(key, problems)
-    layer = _read_layer(layer, problems)
+    layer = read_layer(layer, problems)
     problems.raise_if_any()
     params = {**_readable(actor, layer), "key": key, "merged": Entry.Status.MERGED}
     rows = run_one(_statements()["recall"], params)
@@ -442,9 +228,6 @@ def _view_from_row(row: tuple, ring=None) -> EntryView:
     )
 
 
-# --- history ---------------------------------------------------------------------------------
-
-
 def entry_history_views(
     actor: Actor, entry_id: str, *, only: tuple[int, ...] | None = None
 ) -> list[VersionView]:
@@ -483,15 +266,6 @@ def entry_history(*, actor: Actor, key: object, layer: object = Layer.ACCOUNT):
     return EntryView.of(entry), entry_history_views(actor, str(entry.pk))
 
 
-# --- list ------------------------------------------------------------------------------------
-
-
-@dataclass
-class Page:
-    entries: list[EntryView]
-    next_cursor: str | None
-
-
 _CURSOR_SALT = "business-memory-list"
 
 
@@ -509,7 +283,7 @@ def entries_list(
     re-scored between pages can move past it.
     """
     problems = FieldProblems()
-    layer = _read_layer(layer, problems)
+    layer = read_layer(layer, problems)
     category = clean_category(category, problems)
     limit_max = business_settings.LIST_LIMIT_MAX
     if limit is None:
@@ -556,25 +330,6 @@ def entries_list(
     return Page(entries=[_view_from_row(row, ring) for row in rows], next_cursor=next_cursor)
 
 
-# --- search ----------------------------------------------------------------------------------
-
-
-@dataclass
-class SearchResult:
-    entry: EntryView
-    #: Cosine distance to the query; None for an entry matched on its key only.
-    distance: float | None
-
-
-@dataclass
-class Search:
-    results: list[SearchResult] = field(default_factory=list)
-    #: Entries not compared by meaning (embedding pending, failed, another model's, or the
-    #: provider unreachable): they were matched on their key instead.
-    not_compared: int = 0
-    problem: str = ""
-
-
 def entries_search(
     *,
     actor: Actor,
@@ -585,7 +340,7 @@ def entries_search(
 ) -> Search:
     """Entries ranked by meaning (cosine distance), each counted as an access."""
     problems = FieldProblems()
-    layer = _read_layer(layer, problems)
+    layer = read_layer(layer, problems)
     max_chars = business_settings.SEARCH_QUERY_MAX_CHARS
     if not isinstance(query, str) or not query.strip() or len(query) > max_chars:
         problems.add("query", f"query must be text of 1 to {max_chars:,} characters")
@@ -644,38 +399,8 @@ def entries_search(
             view = EntryView.of(entry)
             counted.append(view)
             result.results.append(SearchResult(view, None))
-    _count_access(actor, counted)
+    entries_used(actor, counted)
     return result
-
-
-def _count_access(actor: Actor, views: list[EntryView]) -> None:
-    if not views:
-        return
-    now = timezone.now()
-    with transaction.atomic():
-        rows = Entry.objects.filter(account=actor.account, pk__in=[v.id for v in views])
-        # Locked in id order, like the search statement, so the two never deadlock.
-        ids = list(rows.select_for_update(no_key=True).order_by("id").values_list("pk", flat=True))
-        Entry.objects.filter(pk__in=ids).update(
-            access_count=F("access_count") + 1,
-            last_accessed_at=now,
-            used_at=now,
-            idle_periods_charged=0,
-        )
-    for view in views:
-        view.access_count += 1
-        view.last_accessed_at = now
-
-
-# --- the knowledge index -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class NearEntries:
-    #: Promoted entries with their cosine distance to the vector, nearest first.
-    found: list[tuple[EntryView, float]]
-    #: Promoted entries that could not be compared (no vector of this model yet).
-    not_compared: int
 
 
 def promoted_nearest(
@@ -708,14 +433,6 @@ def promoted_nearest(
     return NearEntries(found=found, not_compared=count)
 
 
-def entries_used(actor: Actor, views: list[EntryView]) -> None:
-    """Count one use of each entry shown (by another read, such as knowledge search)."""
-    _count_access(actor, views)
-
-
-# --- evictions -------------------------------------------------------------------------------
-
-
 def evictions_list(*, actor: Actor, layer: object = Layer.ACCOUNT) -> list[EntryView]:
     """Entries of ``layer`` that left the memory (evicted or expired) within
     RETIRED_KEEP_DAYS and can be restored, newest first (at most the layer's capacity)."""
@@ -726,36 +443,3 @@ def evictions_list(*, actor: Actor, layer: object = Layer.ACCOUNT) -> list[Entry
     if layer == Layer.MEMBER:
         rows = rows.filter(member=actor.member) if actor.member else rows.none()
     return [EntryView.of(e) for e in shown(restorable(rows))[: capacity(layer)]]
-
-
-def retired_for_actor(actor: Actor, entry_id: object, *, lock: bool = False) -> Entry:
-    """An evicted or expired entry of a layer the actor may read, or NotFound."""
-    pk = _uuid_or_none(entry_id)
-    readable = Q(layer=Layer.ACCOUNT)
-    if actor.is_staff:
-        readable = Q()  # staff moderate every layer of the account, in the admin
-    elif actor.member is not None:
-        readable |= Q(layer=Layer.MEMBER, member=actor.member)
-    rows = restorable(Entry.objects.filter(readable, account=actor.account, pk=pk))
-    if lock:
-        rows = rows.select_for_update(of=("self",))
-    entry = rows.first() if pk else None
-    if entry is None:
-        shown = str(entry_id)[:64]
-        raise NotFound(
-            f"No evicted or expired entry {shown!r} in this account. List the evictions to "
-            "see their ids.",
-            details={"entry_id": shown},
-        )
-    return entry
-
-
-def is_expired(entry: Entry) -> bool:
-    return entry.expires_at is not None and entry.expires_at <= timezone.now()
-
-
-def _uuid_or_none(value: object) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(str(value))
-    except (ValueError, TypeError, AttributeError):
-        return None

@@ -18,26 +18,26 @@ from outreach.errors import KitError, NotFound, ValidationFailed
 from outreach.jsonbody import BadJSON, loads
 from outreach.pages import member_required, perform
 from prospect_memory.business import operations
+from prospect_memory.business.access import (
+    aliases_of,
+    entry_for_actor,
+    live_entries,
+    may_write_layer,
+    merged_for_actor,
+    require_layer_writer,
+    retired_for_actor,
+)
 from prospect_memory.business.changes import FOLD, Change, folded, line_changes
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import ValueTooLarge, VersionMismatch
 from prospect_memory.business.models import KEY_HINT, Category, Layer
-from prospect_memory.business.selectors import (
-    EntryView,
-    aliases_of,
-    entry_for_actor,
-    entry_history_views,
-    evictions_list,
-    live_entries,
-    merged_for_actor,
-    retired_for_actor,
-    shown,
-)
-from prospect_memory.business.services import may_write_layer, require_layer_writer
+from prospect_memory.business.records import EntryView
+from prospect_memory.business.selectors import entry_history_views, evictions_list
 from prospect_memory.business.templatetags.business_format import (
     formatted_value as formatted,
 )
 from prospect_memory.business.templatetags.business_format import pretty_json
+from prospect_memory.business.visibility import shown
 
 LAYERS = (Layer.ACCOUNT, Layer.MEMBER)
 

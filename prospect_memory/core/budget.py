@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
-from prospect_memory.conf import app_settings
+from prospect_memory.core.conf import core_settings
 from prospect_memory.core.embeddings import EmbeddingError, EmbeddingProvider, get_provider
 
 logger = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ class Embedded:
 
 def embed_within_budget(text: str, *, query: bool = False) -> Embedded:
     provider = get_provider()
-    budget = float(app_settings.EMBED_TIME_BUDGET_SECONDS)
+    budget = float(core_settings.EMBED_TIME_BUDGET_SECONDS)
     call = provider.embed_query if query else provider.embed_documents
     argument = text if query else [text]
     future = _pool.submit(call, argument, timeout=budget)

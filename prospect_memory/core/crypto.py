@@ -27,7 +27,7 @@ from functools import lru_cache
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from prospect_memory.conf import app_settings
+from prospect_memory.core.conf import core_settings
 
 FORMAT_VERSION = 1
 KEY_BYTES = 32
@@ -131,7 +131,7 @@ def keyring_for(keys: tuple[str, ...]) -> Keyring:
 
 def keyring() -> Keyring:
     """The keyring of the current settings."""
-    return keyring_for(tuple(app_settings.ENCRYPTION_KEYS))
+    return keyring_for(tuple(core_settings.ENCRYPTION_KEYS))
 
 
 # --- sealed fields ------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from django.utils.module_loading import import_string
 
-from prospect_memory.conf import app_settings
+from prospect_memory.core.conf import core_settings
 
 
 class EmbeddingError(Exception):
@@ -68,7 +68,7 @@ class EmbeddingProvider(ABC):
 
 def input_text(text: str) -> str:
     """``text`` cut to its first EMBEDDING_INPUT_MAX_BYTES on a character boundary."""
-    raw = text.encode("utf-8")[: app_settings.EMBEDDING_INPUT_MAX_BYTES]
+    raw = text.encode("utf-8")[: core_settings.EMBEDDING_INPUT_MAX_BYTES]
     return raw.decode("utf-8", errors="ignore")
 
 
@@ -164,7 +164,7 @@ class GeminiProvider(EmbeddingProvider):
         )
         if not 128 <= dimensions <= 3072:
             raise ValueError("Gemini output dimensionality must be between 128 and 3072")
-        self.api_key = api_key or app_settings.GEMINI_API_KEY
+        self.api_key = api_key or core_settings.GEMINI_API_KEY
         self.dimensions = dimensions
         self.model = f"{self.base_model}/{dimensions}"
         self.base_url = base_url
@@ -300,7 +300,7 @@ class OpenAICompatibleProvider(EmbeddingProvider):
         # Recorded with every vector: vectors of another model or size are never compared.
         self.model = f"{model}/{dimensions}"[:100]
         self.base_url = base_url
-        self.api_key = api_key or app_settings.OPENAI_API_KEY
+        self.api_key = api_key or core_settings.OPENAI_API_KEY
         self.send_dimensions = send_dimensions
         self.query_prefix = query_prefix
         self.document_prefix = document_prefix
@@ -413,5 +413,5 @@ def _build(path: str, options: tuple) -> EmbeddingProvider:
 def get_provider() -> EmbeddingProvider:
     """The configured provider (built once per configuration)."""
     return _build(
-        app_settings.EMBEDDING_PROVIDER, tuple(sorted(app_settings.EMBEDDING_OPTIONS.items()))
+        core_settings.EMBEDDING_PROVIDER, tuple(sorted(core_settings.EMBEDDING_OPTIONS.items()))
     )

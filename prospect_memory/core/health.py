@@ -1,6 +1,6 @@
 """Sections other memories add to the memory health page, without the page importing them.
 
-The page (``prospect_memory.views.health_page``) renders its own figures, then each
+The page (``prospect_memory.notes.views.health_page``) renders its own figures, then each
 registered section: a template and its context, built for the account being looked at.
 A memory registers its section at ``ready()``, as it registers its MCP tools.
 """

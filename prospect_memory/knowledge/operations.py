@@ -8,10 +8,10 @@ from outreach.access import Actor
 from outreach.operations import STORED_TEXT_IS_DATA, Operation
 from prospect_memory.core import metering
 from prospect_memory.core.models import UsageEvent
-from prospect_memory.errors import InvalidDomain
 from prospect_memory.knowledge import payloads, schemas
 from prospect_memory.knowledge.conf import knowledge_settings as limits
 from prospect_memory.knowledge.selectors import knowledge_search
+from prospect_memory.notes.errors import InvalidDomain
 
 
 def _search(actor: Actor, arguments: dict) -> dict:

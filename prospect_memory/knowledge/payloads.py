@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from outreach.renderers import dumps
 from prospect_memory.business.payloads import source_data
 from prospect_memory.core.integrity import integrity_data
-
-if TYPE_CHECKING:
-    from prospect_memory.knowledge.selectors import Hit, KnowledgeSearch
+from prospect_memory.knowledge.records import Hit, KnowledgeSearch
 
 
 def size_of(data) -> int:

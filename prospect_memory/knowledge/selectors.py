@@ -10,61 +10,26 @@ PAYLOAD_MAX_BYTES and counts a use of each entry it shows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from outreach.access import Actor
 from outreach.errors import ValidationFailed
 from outreach.selectors import relationship_from_row, relationship_query
 from outreach.sql import run
+from prospect_memory.business.records import EntryView
 from prospect_memory.business.rules import flattened
-from prospect_memory.business.selectors import EntryView, entries_used, promoted_nearest
+from prospect_memory.business.selectors import promoted_nearest
+from prospect_memory.business.usage import entries_used
 from prospect_memory.core.budget import embed_within_budget
-from prospect_memory.domains import resolve_domain
 from prospect_memory.knowledge.conf import knowledge_settings
 from prospect_memory.knowledge.payloads import hit_data, size_of
-from prospect_memory.rules import StopReason, is_stale, stop_reasons
-from prospect_memory.selectors import NoteView, notes_nearest
+from prospect_memory.knowledge.records import About, Hit, KnowledgeSearch
+from prospect_memory.notes.domains import resolve_domain
+from prospect_memory.notes.records import NoteView
+from prospect_memory.notes.rules import is_stale, stop_reasons
+from prospect_memory.notes.selectors import notes_nearest
 
 BUSINESS_MEMORY = "business_memory"
 PROSPECT_NOTES = "prospect_notes"
 KINDS = (BUSINESS_MEMORY, PROSPECT_NOTES)
-
-
-@dataclass(frozen=True)
-class About:
-    """The company a note is about, and whether it must not be contacted."""
-
-    domain: str
-    stop_reasons: list[StopReason]
-
-    @property
-    def should_stop(self) -> bool:
-        return bool(self.stop_reasons)
-
-
-@dataclass
-class Hit:
-    kind: str
-    distance: float
-    title: str
-    excerpt: str
-    stale: bool
-    note: NoteView | None = None
-    entry: EntryView | None = None
-    about: About | None = None
-
-
-@dataclass
-class KnowledgeSearch:
-    hits: list[Hit] = field(default_factory=list)
-    #: Rows that could not be compared by meaning (no vector of the current model yet, or
-    #: the provider unreachable): an empty answer is not proof that nothing is known.
-    not_compared: int = 0
-    #: Hits left out to keep the answer within PAYLOAD_MAX_BYTES (the farthest first).
-    truncated: bool = False
-    problem: str = ""
-    #: The company the notes were narrowed to, as resolved from ``domain``; "" for all.
-    domain: str = ""
 
 
 def _clean(query, kinds, domain, limit) -> tuple[str, tuple[str, ...], str | None, int]:

@@ -1,6 +1,6 @@
 """The notes' nearest-neighbour index (HNSW) for the configured embedding model, and the
 index knowledge search counts uncompared notes with; both built concurrently, so writes go
-on meanwhile (``prospect_memory.note_index``)."""
+on meanwhile (``prospect_memory.notes.index``)."""
 
 from django.contrib.postgres.operations import AddIndexConcurrently
 from django.db import migrations, models
@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 def build(apps, schema_editor):
     from prospect_memory.core.embeddings import get_provider
-    from prospect_memory.note_index import build_index
+    from prospect_memory.notes.index import build_index
 
     build_index(get_provider())
 

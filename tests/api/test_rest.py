@@ -3,7 +3,7 @@
 import pytest
 
 from outreach.services import suppression_add
-from prospect_memory.models import Note
+from prospect_memory.notes.models import Note
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from django.db import connection
 from prospect_memory.business import tasks
 from prospect_memory.business.models import Entry
 from prospect_memory.business.selectors import entries_search
-from prospect_memory.business.services import entry_store
+from prospect_memory.business.store import entry_store
 from tests.helpers import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,7 +11,7 @@ from django.test import Client
 
 from outreach.services import access_token_issue
 from prospect_memory.business.models import Entry
-from prospect_memory.business.services import entry_store
+from prospect_memory.business.store import entry_store
 from tests import factories
 
 pytestmark = pytest.mark.django_db

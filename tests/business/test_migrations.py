@@ -9,7 +9,8 @@ from django.utils import timezone
 
 from prospect_memory.business.consolidation import consolidate
 from prospect_memory.business.models import Entry
-from prospect_memory.business.services import entry_store, merge_undo
+from prospect_memory.business.restores import merge_undo
+from prospect_memory.business.store import entry_store
 
 pytestmark = pytest.mark.django_db
 

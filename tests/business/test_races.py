@@ -11,10 +11,12 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
+from prospect_memory.business.consolidation import retired_purge
 from prospect_memory.business.errors import VersionMismatch
 from prospect_memory.business.models import Entry
+from prospect_memory.business.restores import eviction_restore
 from prospect_memory.business.selectors import entry_recall
-from prospect_memory.business.services import entry_store, eviction_restore, retired_purge
+from prospect_memory.business.store import entry_store
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -224,7 +226,7 @@ def test_a_purge_and_a_restore_that_makes_room_never_deadlock(admin_actor, setti
     """A restore into a full layer makes room (deleting the oldest evictions) while the
     purge deletes old evictions of the same layer: one waits for the other, in the order
     every writer locks (the layer, then rows by id), and both finish."""
-    from prospect_memory.business import services
+    from prospect_memory.business import restores
 
     settings.BUSINESS_MEMORY = {**getattr(settings, "BUSINESS_MEMORY", {}), "ACCOUNT_CAPACITY": 3}
     ids = sorted(
@@ -237,14 +239,14 @@ def test_a_purge_and_a_restore_that_makes_room_never_deadlock(admin_actor, setti
     )
     Entry.objects.filter(pk=ids[-1]).update(status="evicted", retired_at=now - timedelta(days=29))
     making_room, go = threading.Event(), threading.Event()
-    make_room = services._make_room
+    make_room = restores.make_room
 
     def paused(*args, **kwargs):
         making_room.set()
         go.wait(30)
         return make_room(*args, **kwargs)
 
-    monkeypatch.setattr(services, "_make_room", paused)
+    monkeypatch.setattr(restores, "make_room", paused)
     outcomes: dict = {}
 
     def run(name, work):

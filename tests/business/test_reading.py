@@ -9,7 +9,9 @@ import pytest
 from django.utils import timezone
 
 from outreach.errors import NotFound, ValidationFailed
+from prospect_memory.business.consolidation import retired_purge
 from prospect_memory.business.models import Entry
+from prospect_memory.business.restores import eviction_restore
 from prospect_memory.business.selectors import (
     entries_list,
     entries_search,
@@ -17,7 +19,7 @@ from prospect_memory.business.selectors import (
     entry_recall,
     evictions_list,
 )
-from prospect_memory.business.services import entry_store, eviction_restore, retired_purge
+from prospect_memory.business.store import entry_store
 from prospect_memory.business.tasks import consolidate_memory
 from prospect_memory.core.models import UsageEvent
 

@@ -19,7 +19,7 @@ import pytest
 from django.db import connection
 
 from outreach.services import access_token_issue
-from prospect_memory.models import Note
+from prospect_memory.notes.models import Note
 from tests.fakes.gemini import API_KEY, FakeGemini
 from tests.helpers import wait_for
 from tests.live import ROOT, LiveServer, free_port

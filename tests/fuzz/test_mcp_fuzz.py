@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from outreach.services import access_token_issue
-from prospect_memory.models import Note
+from prospect_memory.notes.models import Note
 
 pytestmark = pytest.mark.django_db
 

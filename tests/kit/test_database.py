@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 from pgvector.django import CosineDistance
 
-from prospect_memory.models import Dossier, Note
+from prospect_memory.notes.models import Dossier, Note
 
 pytestmark = pytest.mark.django_db
 

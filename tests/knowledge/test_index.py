@@ -8,7 +8,7 @@ from django.db import connection
 
 from prospect_memory.core.embeddings import get_provider
 from prospect_memory.knowledge.selectors import knowledge_search
-from prospect_memory.note_index import index_name, index_ready
+from prospect_memory.notes.index import index_name, index_ready
 from tests.factories import save_note
 from tests.fakes.openai_api import API_KEY, MODEL, NATIVE_DIMENSIONS
 

@@ -16,7 +16,7 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
-from prospect_memory.models import Note
+from prospect_memory.notes.models import Note
 from tests import factories
 from tests.oauth_client import form_fields
 

@@ -328,6 +328,6 @@ def test_a_token_acts_only_for_its_account(client, token, other_account):
         },
     )
     post(client, body, token)
-    from prospect_memory.models import Note
+    from prospect_memory.notes.models import Note
 
     assert list(Note.objects.values_list("account__slug", flat=True)) == ["acme-sales"]

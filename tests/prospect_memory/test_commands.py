@@ -6,8 +6,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from prospect_memory.core.crypto import Keyring
-from prospect_memory.models import Note
-from prospect_memory.selectors import dossier_recall
+from prospect_memory.notes.models import Note
+from prospect_memory.notes.selectors import dossier_recall
 
 pytestmark = pytest.mark.django_db
 

@@ -6,17 +6,17 @@ import pytest
 
 from outreach.access import Actor
 from outreach.errors import NotModuleAdmin
-from prospect_memory.errors import (
+from prospect_memory.notes.errors import (
     DomainNoteLimitReached,
     NoteCountMismatch,
     NotFound,
     ValidationFailed,
 )
-from prospect_memory.models import AuditEvent, Compaction, Dossier, Note
-from prospect_memory.rules import utc_today
-from prospect_memory.selectors import dossier_recall
-from prospect_memory.services.compaction import compaction_restore, dossier_compact
-from prospect_memory.services.notes import note_delete
+from prospect_memory.notes.models import AuditEvent, Compaction, Dossier, Note
+from prospect_memory.notes.rules import utc_today
+from prospect_memory.notes.selectors import dossier_recall
+from prospect_memory.notes.services.compaction import compaction_restore, dossier_compact
+from prospect_memory.notes.services.notes import note_delete
 from tests.factories import save_note
 
 pytestmark = pytest.mark.django_db

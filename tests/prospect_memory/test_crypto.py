@@ -11,7 +11,7 @@ from prospect_memory.core.crypto import (
     binding,
     generate_key,
 )
-from prospect_memory.models import Dossier, Note
+from prospect_memory.notes.models import Dossier, Note
 
 
 def _ctx(account=1, row="n1", field="body"):

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from prospect_memory.domains import resolve_domain
-from prospect_memory.errors import InvalidDomain
+from prospect_memory.notes.domains import resolve_domain
+from prospect_memory.notes.errors import InvalidDomain
 
 RESOLVES = [
     ("founder@acme.dev", "acme.dev"),

@@ -6,11 +6,11 @@ import pytest
 
 from outreach.access import Actor
 from outreach.errors import AddonRequired, NotModuleAdmin, SubscriptionInactive
-from prospect_memory.errors import DailyLimitReached, DomainNoteLimitReached
-from prospect_memory.models import DailySaveCount, Note
-from prospect_memory.rules import utc_today
-from prospect_memory.selectors import dossier_recall
-from prospect_memory.services.compaction import dossier_compact
+from prospect_memory.notes.errors import DailyLimitReached, DomainNoteLimitReached
+from prospect_memory.notes.models import DailySaveCount, Note
+from prospect_memory.notes.rules import utc_today
+from prospect_memory.notes.selectors import dossier_recall
+from prospect_memory.notes.services.compaction import dossier_compact
 from tests import factories
 from tests.factories import save_note
 
@@ -41,7 +41,8 @@ def test_daily_limit_is_per_account_and_per_utc_day(actor, other_actor, limits):
 
 
 def test_default_limits_are_the_spec():
-    from prospect_memory.conf import DEFAULTS
+    from prospect_memory.core.conf import DEFAULTS as CORE
+    from prospect_memory.notes.conf import DEFAULTS
 
     assert DEFAULTS["DAILY_SAVE_LIMIT"] == 200
     assert DEFAULTS["DOMAIN_NOTE_LIMIT"] == 50
@@ -51,7 +52,7 @@ def test_default_limits_are_the_spec():
     assert DEFAULTS["COMPACTION_SUGGESTED_ABOVE"] == 8
     assert DEFAULTS["OVERLAP_PAIR_WINDOW"] == 20
     assert DEFAULTS["RECALL_PAYLOAD_MAX_BYTES"] == 102_400
-    assert DEFAULTS["EMBEDDING_INPUT_MAX_BYTES"] == 6_144
+    assert CORE["EMBEDDING_INPUT_MAX_BYTES"] == 6_144
 
 
 def test_fifty_active_notes_per_domain_then_compaction_is_the_way_back(actor):

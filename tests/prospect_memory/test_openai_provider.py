@@ -114,7 +114,7 @@ def test_a_server_down_is_retryable(fake):
 def test_notes_and_entries_are_embedded_and_searched_through_it(fake, settings, actor):
     from outreach.access import Actor
     from prospect_memory.business.selectors import entries_search
-    from prospect_memory.business.services import entry_store
+    from prospect_memory.business.store import entry_store
     from tests.factories import save_note
 
     settings.PROSPECT_MEMORY = {
@@ -139,7 +139,7 @@ def test_notes_and_entries_are_embedded_and_searched_through_it(fake, settings, 
 
 
 def test_a_provider_missing_its_options_fails_the_system_checks(settings):
-    from prospect_memory.checks import check_embedding_provider
+    from prospect_memory.core.checks import check_embedding_provider
 
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,

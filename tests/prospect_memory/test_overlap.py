@@ -2,7 +2,7 @@
 
 import pytest
 
-from prospect_memory.models import Note
+from prospect_memory.notes.models import Note
 from tests.factories import overlap_of, save_note
 
 pytestmark = pytest.mark.django_db

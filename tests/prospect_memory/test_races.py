@@ -6,8 +6,8 @@ import pytest
 from django.db import connection
 
 from outreach.errors import KitError
-from prospect_memory.models import DailySaveCount, Note
-from prospect_memory.services.compaction import dossier_compact
+from prospect_memory.notes.models import DailySaveCount, Note
+from prospect_memory.notes.services.compaction import dossier_compact
 from tests.factories import save_note
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -88,6 +88,6 @@ def test_a_save_racing_a_compaction_is_never_swallowed(actor):
 
 
 def _today():
-    from prospect_memory.rules import utc_today
+    from prospect_memory.notes.rules import utc_today
 
     return utc_today()

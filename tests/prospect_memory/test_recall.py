@@ -6,9 +6,9 @@ from datetime import timedelta
 import pytest
 
 from outreach.services import suppression_add
-from prospect_memory.payloads import recall_data
-from prospect_memory.rules import utc_today
-from prospect_memory.selectors import dossier_recall
+from prospect_memory.notes.payloads import recall_data
+from prospect_memory.notes.rules import utc_today
+from prospect_memory.notes.selectors import dossier_recall
 from tests import factories
 from tests.factories import save_note
 
@@ -187,8 +187,8 @@ def test_payload_under_the_cap_is_never_truncated(actor):
 def test_a_recorded_recall_is_committed_and_unflushed_commit_stays_with_it(actor):
     from django.db import connection
 
-    from prospect_memory.models import UsageEvent
-    from prospect_memory.services.notes import recall_record
+    from prospect_memory.notes.models import UsageEvent
+    from prospect_memory.notes.services.notes import recall_record
 
     save_note(actor, body="fresh fact", observed_at=days_ago(1))
     recall_record(actor=actor, recall=dossier_recall(actor=actor, domain="acme.dev"))
@@ -205,7 +205,7 @@ def test_a_notes_vector_and_ciphertexts_stay_in_its_row(account):
     values out, the biggest ciphertext first, the vector last."""
     from django.db import connection
 
-    from prospect_memory.models import Dossier, Note
+    from prospect_memory.notes.models import Dossier, Note
 
     dossier = Dossier.objects.create(account=account, domain="acme.dev")
     rng = random.Random(1)  # real vectors are as incompressible as random floats

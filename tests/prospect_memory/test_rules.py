@@ -4,9 +4,9 @@ from datetime import timedelta
 
 import pytest
 
-from prospect_memory.errors import BodyTooLarge, InvalidDomain, ValidationFailed
-from prospect_memory.models import AuditEvent, DailySaveCount, Dossier, Note
-from prospect_memory.rules import clean_title, embedding_input, utc_today
+from prospect_memory.notes.errors import BodyTooLarge, InvalidDomain, ValidationFailed
+from prospect_memory.notes.models import AuditEvent, DailySaveCount, Dossier, Note
+from prospect_memory.notes.rules import clean_title, embedding_input, utc_today
 from tests.factories import save_note
 
 pytestmark = pytest.mark.django_db

@@ -3,8 +3,8 @@
 import pytest
 
 from prospect_memory.core import pipeline
-from prospect_memory.models import Note
-from prospect_memory.note_embeddings import NOTES
+from prospect_memory.notes.embeddings import NOTES
+from prospect_memory.notes.models import Note
 from tests.factories import overlap_of, save_note
 
 pytestmark = pytest.mark.django_db

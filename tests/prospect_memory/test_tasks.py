@@ -3,8 +3,8 @@
 import pytest
 
 from kit.celery import app
-from prospect_memory import tasks
-from prospect_memory.models import Note
+from prospect_memory.notes import tasks
+from prospect_memory.notes.models import Note
 from tests.factories import overlap_of, save_note
 from tests.helpers import wait_for
 

@@ -29,8 +29,8 @@ from outreach.clients import displayed_host
 from outreach.models import OAuthAccessTokenAccount, OAuthClientVerification
 from outreach.moderation import MODERATORS, moderators_group_sync
 from outreach.services import access_token_issue
-from prospect_memory.models import Compaction, Note
-from prospect_memory.services.compaction import dossier_compact
+from prospect_memory.notes.models import Compaction, Note
+from prospect_memory.notes.services.compaction import dossier_compact
 from tests import factories
 from tests.factories import save_note
 from tests.oauth_client import (

@@ -26,9 +26,9 @@ from outreach.services import access_token_issue
 from prospect_memory.business import changes
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import Entry, EntryVersion
-from prospect_memory.business.services import entry_store
+from prospect_memory.business.store import entry_store
 from prospect_memory.core.admin import SealedValuesAdmin
-from prospect_memory.models import Note
+from prospect_memory.notes.models import Note
 from tests import factories
 from tests.factories import save_note
 from tests.security.test_attacks import signed_in, staff_user

@@ -14,8 +14,8 @@ from django.test import Client
 
 from outreach.access import Actor
 from outreach.services import access_token_issue, suppression_add
-from prospect_memory.models import AuditEvent, Compaction, Note
-from prospect_memory.services.compaction import dossier_compact
+from prospect_memory.notes.models import AuditEvent, Compaction, Note
+from prospect_memory.notes.services.compaction import dossier_compact
 from tests import factories
 from tests.factories import save_note
 

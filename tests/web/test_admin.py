@@ -3,8 +3,8 @@
 import pytest
 
 from outreach.access import Actor
-from prospect_memory.models import AuditEvent, Compaction, Note
-from prospect_memory.services.compaction import dossier_compact
+from prospect_memory.notes.models import AuditEvent, Compaction, Note
+from prospect_memory.notes.services.compaction import dossier_compact
 from tests.factories import save_note
 
 pytestmark = pytest.mark.django_db

@@ -2,7 +2,7 @@
 
 import pytest
 
-from prospect_memory.markdown import render_markdown
+from prospect_memory.notes.markdown import render_markdown
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ import pytest
 from django.test import Client
 
 from outreach.services import suppression_add
-from prospect_memory.models import AuditEvent, Note
-from prospect_memory.rules import utc_today
+from prospect_memory.notes.models import AuditEvent, Note
+from prospect_memory.notes.rules import utc_today
 from tests import factories
 from tests.factories import save_note
 
@@ -237,8 +237,8 @@ def test_there_is_no_form_that_writes_a_note(module_admin, acme):
 
 
 def test_memory_health(module_admin, account, actor, client):
-    from prospect_memory.selectors import dossier_recall
-    from prospect_memory.services.notes import recall_record
+    from prospect_memory.notes.selectors import dossier_recall
+    from prospect_memory.notes.services.notes import recall_record
 
     save_note(actor, body="One finding.")
     save_note(actor, body="One finding!", source_urls=["https://acme.dev/news/series-b"])
@@ -264,9 +264,9 @@ def test_pages_load_nothing_from_outside(module_admin, acme):
 @pytest.mark.django_db(transaction=True)
 def test_recall_usage_is_recorded_outside_a_transaction(module_admin):
     from outreach.access import Actor
-    from prospect_memory.models import UsageEvent
-    from prospect_memory.selectors import dossier_recall
-    from prospect_memory.services.notes import recall_record
+    from prospect_memory.notes.models import UsageEvent
+    from prospect_memory.notes.selectors import dossier_recall
+    from prospect_memory.notes.services.notes import recall_record
 
     actor = Actor.for_member(module_admin)
     recall_record(actor=actor, recall=dossier_recall(actor=actor, domain="acme.dev"))

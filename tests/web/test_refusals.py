@@ -79,7 +79,7 @@ def test_a_delete_is_refused_too_and_changes_nothing(locked, account, module_adm
     client = browser(module_admin)
     response = client.post(locked["delete"])
     assert response.status_code == 403
-    from prospect_memory.models import Note
+    from prospect_memory.notes.models import Note
 
     assert Note.objects.count() == 1
 

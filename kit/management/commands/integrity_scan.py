@@ -2,8 +2,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from prospect_memory.business.services import entries_rescan
-from prospect_memory.services.notes import notes_rescan
+from prospect_memory.business.integrity import entries_rescan
+from prospect_memory.notes.services.notes import notes_rescan
 
 
 class Command(BaseCommand):

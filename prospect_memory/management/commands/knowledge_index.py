@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand
 
 from prospect_memory.core.embeddings import get_provider
-from prospect_memory.note_index import build_index, drop_other_indexes, index_name
+from prospect_memory.notes.index import build_index, drop_other_indexes, index_name
 
 
 class Command(BaseCommand):

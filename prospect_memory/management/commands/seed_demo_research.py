@@ -9,9 +9,9 @@ from oauth2_provider.models import get_application_model
 
 from outreach.access import Actor
 from outreach.models import Member
-from prospect_memory.models import Note, UsageEvent
-from prospect_memory.rules import utc_today
-from prospect_memory.services.notes import note_save
+from prospect_memory.notes.models import Note, UsageEvent
+from prospect_memory.notes.rules import utc_today
+from prospect_memory.notes.services.notes import note_save
 
 # (domain, days ago, title, body, sources)
 NOTES = [

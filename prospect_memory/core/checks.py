@@ -6,14 +6,14 @@ from django.core.checks import Error, Tags, register
 from django.db import connections
 from django.utils.module_loading import import_string
 
-from prospect_memory.conf import app_settings
+from prospect_memory.core.conf import core_settings, unknown_keys
 from prospect_memory.core.crypto import KeyConfigurationError, Keyring
 
 
 @register()
 def check_encryption_keys(app_configs, **kwargs):
     try:
-        Keyring.from_strings(app_settings.ENCRYPTION_KEYS)
+        Keyring.from_strings(core_settings.ENCRYPTION_KEYS)
     except KeyConfigurationError as exc:
         return [
             Error(
@@ -28,7 +28,7 @@ def check_encryption_keys(app_configs, **kwargs):
 
 @register()
 def check_embedding_provider(app_configs, **kwargs):
-    path = app_settings.EMBEDDING_PROVIDER
+    path = core_settings.EMBEDDING_PROVIDER
     try:
         provider = import_string(path)
     except ImportError as exc:
@@ -41,7 +41,7 @@ def check_embedding_provider(app_configs, **kwargs):
             )
         ]
     try:
-        provider(**app_settings.EMBEDDING_OPTIONS)  # builds a client lazily: no network
+        provider(**core_settings.EMBEDDING_OPTIONS)  # builds a client lazily: no network
     except (TypeError, ValueError) as exc:
         return [
             Error(
@@ -71,3 +71,18 @@ def check_pgvector_available(app_configs, databases=None, **kwargs):
                     )
                 )
     return errors
+
+
+@register()
+def check_unknown_settings(app_configs, **kwargs):
+    """A key of PROSPECT_MEMORY, BUSINESS_MEMORY or KNOWLEDGE that no part declares is a
+    typo: it would silently leave the default in place."""
+    return [
+        Error(
+            f"unknown {name} setting(s): {', '.join(keys)}",
+            hint="Check the spelling; the keys each part takes are in its conf.py "
+            "(prospect_memory.core.conf, .notes.conf, .business.conf, .knowledge.conf).",
+            id="prospect_memory.E005",
+        )
+        for name, keys in unknown_keys().items()
+    ]

@@ -4,8 +4,8 @@ backfill looks at, and re-embedding a dossier or an account after a model change
 from __future__ import annotations
 
 from prospect_memory.core import pipeline
-from prospect_memory.models import Dossier, Note
-from prospect_memory.rules import embedding_input
+from prospect_memory.notes.models import Dossier, Note
+from prospect_memory.notes.rules import embedding_input
 
 NOTES = pipeline.EmbeddingTarget(
     model=Note,

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from prospect_memory import views
+from prospect_memory.notes import views
 
 urlpatterns = [
     path("prospects/<int:prospect_id>/", views.prospect_page, name="prospect"),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.db import transaction
@@ -11,17 +9,18 @@ from django.utils import timezone
 
 from outreach.access import Actor, require_module_admin
 from outreach.sql import take_slot
-from prospect_memory.conf import app_settings
 from prospect_memory.core import metering
 from prospect_memory.core.budget import Embedded, embed_within_budget
 from prospect_memory.core.integrity import dumps as integrity_dumps
 from prospect_memory.core.integrity import integrity_data
 from prospect_memory.core.models import FLAG_FIELDS, UsageEvent
 from prospect_memory.core.vectors import distance_to
-from prospect_memory.domains import resolve_domain
-from prospect_memory.errors import DailyLimitReached, DomainNoteLimitReached
-from prospect_memory.models import AuditEvent, DailySaveCount, Dossier, Note
-from prospect_memory.rules import (
+from prospect_memory.notes.conf import notes_settings
+from prospect_memory.notes.domains import resolve_domain
+from prospect_memory.notes.errors import DailyLimitReached, DomainNoteLimitReached
+from prospect_memory.notes.models import AuditEvent, DailySaveCount, Dossier, Note
+from prospect_memory.notes.records import DeleteResult, NoteView, Overlap, Recall, SaveResult
+from prospect_memory.notes.rules import (
     clean_note_input,
     compaction_suggested,
     embedding_input,
@@ -29,40 +28,14 @@ from prospect_memory.rules import (
     note_flags,
     utc_today,
 )
-from prospect_memory.selectors import NoteView, Recall, active_notes, note_for_actor
-from prospect_memory.services.dossiers import audit, lock_dossier, new_note, note_view, set_count
-
-
-@dataclass
-class Overlap:
-    near_duplicates: list[dict] = field(default_factory=list)
-    overlaps: list[dict] = field(default_factory=list)
-    shared_sources: list[dict] = field(default_factory=list)
-    compared: int = 0
-    skipped: int = 0
-    #: Why the semantic check was partial, in words an agent can act on.
-    problem: str = ""
-
-
-@dataclass
-class SaveResult:
-    note: NoteView
-    note_count: int
-    overlap: Overlap
-    embedding_status: str
-
-    @property
-    def compaction_suggested(self) -> bool:
-        return compaction_suggested(self.note_count)
-
-
-@dataclass
-class DeleteResult:
-    note_id: uuid.UUID
-    domain: str
-    also_deleted_note_ids: list[uuid.UUID]
-    note_count: int
-
+from prospect_memory.notes.selectors import active_notes, note_for_actor, note_view
+from prospect_memory.notes.services.dossiers import (
+    audit,
+    lock_dossier,
+    new_note,
+    set_count,
+    written_note_view,
+)
 
 # --- limits ----------------------------------------------------------------------------------
 
@@ -72,7 +45,7 @@ def _next_utc_midnight(today: date) -> datetime:
 
 
 def _daily_limit_error(actor: Actor, today: date) -> DailyLimitReached:
-    limit = app_settings.DAILY_SAVE_LIMIT
+    limit = notes_settings.DAILY_SAVE_LIMIT
     opens = _next_utc_midnight(today)
     wait = opens - timezone.now()
     hours, minutes = divmod(max(int(wait.total_seconds()) // 60, 0), 60)
@@ -86,7 +59,7 @@ def _daily_limit_error(actor: Actor, today: date) -> DailyLimitReached:
 
 
 def domain_limit_error(domain: str, count: int) -> DomainNoteLimitReached:
-    limit = app_settings.DOMAIN_NOTE_LIMIT
+    limit = notes_settings.DOMAIN_NOTE_LIMIT
     return DomainNoteLimitReached(
         f"{domain} has {count} active notes, the most one domain may hold ({limit}). Compact "
         f"the dossier (outreach_compact_prospect_context with expected_note_count={count}) "
@@ -123,7 +96,7 @@ def _overlap(
     rows = list(rows.order_by("-observed_at", "-created_at"))
     result = Overlap(problem=embedded.problem)
     wanted = {normalise_url(u): u for u in new_urls}
-    excerpt = app_settings.OVERLAP_EXCERPT_CHARS
+    excerpt = notes_settings.OVERLAP_EXCERPT_CHARS
     for row in rows:
         shared = [wanted[k] for k in (normalise_url(u) for u in row.source_urls) if k in wanted]
         if shared:
@@ -183,14 +156,14 @@ def note_save(
 
     # Refuse early, before paying for an embedding, when a limit is already reached; the
     # authoritative checks run again under the locks below.
-    if _saves_today(actor, today) >= app_settings.DAILY_SAVE_LIMIT:
+    if _saves_today(actor, today) >= notes_settings.DAILY_SAVE_LIMIT:
         raise _daily_limit_error(actor, today)
     current = (
         Dossier.objects.filter(account=actor.account, domain=resolved)
         .values_list("active_note_count", flat=True)
         .first()
     )
-    if current is not None and current >= app_settings.DOMAIN_NOTE_LIMIT:
+    if current is not None and current >= notes_settings.DOMAIN_NOTE_LIMIT:
         raise domain_limit_error(resolved, current)
 
     text = embedding_input(note_input.title, note_input.body)
@@ -208,13 +181,13 @@ def note_save(
             DailySaveCount,
             key={"account": actor.account.pk, "day": today},
             counter="saves",
-            limit=app_settings.DAILY_SAVE_LIMIT,
+            limit=notes_settings.DAILY_SAVE_LIMIT,
         )
         if taken is None:
             raise _daily_limit_error(actor, today)
         dossier = lock_dossier(actor, resolved, create=True)
         overlap, count = _overlap(actor, dossier, note_input.source_urls, embedded)
-        if count >= app_settings.DOMAIN_NOTE_LIMIT:
+        if count >= notes_settings.DOMAIN_NOTE_LIMIT:
             raise domain_limit_error(resolved, count)
         if embedded.vector is None:
             overlap.skipped = count
@@ -241,10 +214,11 @@ def note_save(
         )
 
     return SaveResult(
-        note=note_view(note, actor, resolved),
+        note=written_note_view(note, actor, resolved),
         note_count=count + 1,
         overlap=overlap,
         embedding_status=note.embedding_status,
+        compaction_suggested=compaction_suggested(count + 1),
     )
 
 
@@ -292,7 +266,7 @@ def note_unflag(*, actor: Actor, note_id: object) -> NoteView:
             note.clear_flags()
             note.save(update_fields=FLAG_FIELDS)
             audit(actor, AuditEvent.Action.UNFLAG, domain, note_id=note.pk)
-    return NoteView.of(note, domain=domain)
+    return note_view(note, domain=domain)
 
 
 # --- recall metering -------------------------------------------------------------------------

@@ -20,9 +20,9 @@ import time
 from django.db import connection
 from psycopg import sql
 
-from prospect_memory.conf import app_settings
 from prospect_memory.core.embeddings import EmbeddingProvider
-from prospect_memory.models import Note
+from prospect_memory.notes.conf import notes_settings
+from prospect_memory.notes.models import Note
 
 #: How long a process trusts what it last saw of an index (built, dropped, invalid).
 _SEEN_SECONDS = 60.0
@@ -48,8 +48,8 @@ def _definition(model: str, dimensions: int) -> sql.Composed:
         name=sql.Identifier(index_name(model)),
         table=sql.Identifier(Note._meta.db_table),
         expression=sql.SQL(indexed_expression(dimensions)),
-        m=sql.Literal(app_settings.KNOWLEDGE_INDEX_M),
-        ef=sql.Literal(app_settings.KNOWLEDGE_INDEX_EF_CONSTRUCTION),
+        m=sql.Literal(notes_settings.KNOWLEDGE_INDEX_M),
+        ef=sql.Literal(notes_settings.KNOWLEDGE_INDEX_EF_CONSTRUCTION),
         model=sql.Literal(model),
     )
 
@@ -87,7 +87,7 @@ def build_index(provider: EmbeddingProvider) -> float:
                     sql.Identifier(index_name(model))
                 )
             )
-            memory = int(app_settings.KNOWLEDGE_INDEX_BUILD_MEMORY_MB)
+            memory = int(notes_settings.KNOWLEDGE_INDEX_BUILD_MEMORY_MB)
             cursor.execute(f"SET maintenance_work_mem = '{memory}MB'")
             cursor.execute(_definition(model, provider.dimensions))
     _seen.pop(model, None)

@@ -1,20 +1,23 @@
 """The answers of prospect memory's operations: the ``data`` of every tool and endpoint.
 
 One builder per answer, with the English an agent reads in it, shaped by the JSON Schemas
-in ``prospect_memory.schemas``. Builders take what services and selectors return and never
+in ``prospect_memory.notes.schemas``. Builders take what services and selectors return and never
 query.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from prospect_memory.core.integrity import integrity_data
-
-if TYPE_CHECKING:
-    from prospect_memory.selectors import NotesPage, NoteView, Recall
-    from prospect_memory.services.compaction import CompactResult, RestoreResult
-    from prospect_memory.services.notes import DeleteResult, Overlap, SaveResult
+from prospect_memory.notes.records import (
+    CompactResult,
+    DeleteResult,
+    NotesPage,
+    NoteView,
+    Overlap,
+    Recall,
+    RestoreResult,
+    SaveResult,
+)
 
 
 def _time(moment) -> str:

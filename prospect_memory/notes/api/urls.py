@@ -1,6 +1,6 @@
 from django.urls import path
 
-from prospect_memory.api import views
+from prospect_memory.notes.api import views
 
 urlpatterns = [
     path("recall", views.DossierRecallApi.as_view(), name="api-recall"),

@@ -12,15 +12,16 @@ from datetime import date, timedelta
 from django.db.models import Count, Max, Q
 from django.db.models.functions import TruncDate
 
-from prospect_memory.conf import app_settings
 from prospect_memory.core.health import FLAGGED_SHOWN
-from prospect_memory.models import Dossier, Note, UsageEvent
-from prospect_memory.rules import (
+from prospect_memory.notes.conf import notes_settings
+from prospect_memory.notes.models import Dossier, Note, UsageEvent
+from prospect_memory.notes.records import NoteView
+from prospect_memory.notes.rules import (
     compaction_suggested_dossiers,
     stale_dossiers,
     utc_today,
 )
-from prospect_memory.selectors import NoteView
+from prospect_memory.notes.selectors import note_view
 
 WEB_CLIENT = "Kit web / API session"
 
@@ -151,7 +152,7 @@ def memory_health(*, account, days: int = 30) -> MemoryHealth:
         .order_by("-flagged_at", "id")
     )
     return MemoryHealth(
-        flagged=[NoteView.of(n, domain=n.dossier.domain) for n in flagged[:FLAGGED_SHOWN]],
+        flagged=[note_view(n, domain=n.dossier.domain) for n in flagged[:FLAGGED_SHOWN]],
         flagged_count=flagged.count(),
         days=days,
         recalls=totals["recalls"],
@@ -163,7 +164,7 @@ def memory_health(*, account, days: int = 30) -> MemoryHealth:
         stale_dossiers=stale,
         compaction_suggested=suggested,
         clients=clients,
-        compaction_suggested_above=app_settings.COMPACTION_SUGGESTED_ABOVE,
+        compaction_suggested_above=notes_settings.COMPACTION_SUGGESTED_ABOVE,
         series=list(by_day.values()),
     )
 

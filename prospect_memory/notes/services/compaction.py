@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-import uuid
-from dataclasses import dataclass
-
 from django.db import transaction
 from django.utils import timezone
 
 from outreach.access import Actor, require_module_admin
-from prospect_memory.conf import app_settings
 from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.integrity import MAX_FLAGS, url_flags
-from prospect_memory.domains import resolve_domain
-from prospect_memory.errors import (
+from prospect_memory.notes.conf import notes_settings
+from prospect_memory.notes.domains import resolve_domain
+from prospect_memory.notes.errors import (
     DomainNoteLimitReached,
     NoteCountMismatch,
     NotFound,
     ValidationFailed,
 )
-from prospect_memory.models import AuditEvent, Compaction, Note
-from prospect_memory.rules import (
+from prospect_memory.notes.models import AuditEvent, Compaction, Note
+from prospect_memory.notes.records import CompactResult, RestoreResult
+from prospect_memory.notes.rules import (
     clean_body,
     clean_expected_count,
     clean_fields,
@@ -31,29 +29,14 @@ from prospect_memory.rules import (
     normalise_url,
     note_flags,
 )
-from prospect_memory.selectors import NoteView, active_notes, compaction_for_actor
-from prospect_memory.services.dossiers import audit, lock_dossier, new_note, note_view, set_count
-
-
-@dataclass
-class CompactResult:
-    compaction_id: uuid.UUID
-    note: NoteView
-    superseded_note_ids: list[uuid.UUID]
-    note_count: int
-
-    @property
-    def compaction_suggested(self) -> bool:
-        return compaction_suggested(self.note_count)
-
-
-@dataclass
-class RestoreResult:
-    compaction_id: uuid.UUID
-    domain: str
-    restored_note_ids: list[uuid.UUID]
-    removed_note_id: uuid.UUID
-    note_count: int
+from prospect_memory.notes.selectors import active_notes, compaction_for_actor
+from prospect_memory.notes.services.dossiers import (
+    audit,
+    lock_dossier,
+    new_note,
+    set_count,
+    written_note_view,
+)
 
 
 def dossier_compact(
@@ -166,9 +149,10 @@ def dossier_compact(
 
     return CompactResult(
         compaction_id=compaction.id,
-        note=note_view(merged, actor, resolved),
+        note=written_note_view(merged, actor, resolved),
         superseded_note_ids=replaced_ids,
         note_count=count,
+        compaction_suggested=compaction_suggested(count),
     )
 
 
@@ -215,8 +199,8 @@ def compaction_restore(*, actor: Actor, compaction_id: object) -> RestoreResult:
         )
         count = active_notes(actor, dossier).count()
         after = count - 1 + len(archived)
-        if after > app_settings.DOMAIN_NOTE_LIMIT:
-            limit = app_settings.DOMAIN_NOTE_LIMIT
+        if after > notes_settings.DOMAIN_NOTE_LIMIT:
+            limit = notes_settings.DOMAIN_NOTE_LIMIT
             raise DomainNoteLimitReached(
                 f"Restoring would give {domain} {after} active notes, over the limit of "
                 f"{limit}. Delete or compact {after - limit} other note(s) first.",

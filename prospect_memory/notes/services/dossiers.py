@@ -12,9 +12,10 @@ from outreach.sql import lock_row
 from prospect_memory.core import pipeline
 from prospect_memory.core.budget import Embedded
 from prospect_memory.core.integrity import Flag
-from prospect_memory.models import AuditEvent, Dossier, Note
-from prospect_memory.note_embeddings import NOTES
-from prospect_memory.selectors import NoteView
+from prospect_memory.notes.embeddings import NOTES
+from prospect_memory.notes.models import AuditEvent, Dossier, Note
+from prospect_memory.notes.records import NoteView
+from prospect_memory.notes.selectors import note_view
 
 
 def lock_dossier(actor: Actor, domain: str, *, create: bool) -> Dossier | None:
@@ -86,8 +87,8 @@ def new_note(
     return note
 
 
-def note_view(note: Note, actor: Actor, domain: str) -> NoteView:
+def written_note_view(note: Note, actor: Actor, domain: str) -> NoteView:
     """The view of a note the actor has just written (attribution from the actor, no query)."""
     note.member = actor.member
     note.oauth_application = actor.oauth_application
-    return NoteView.of(note, domain=domain)
+    return note_view(note, domain=domain)

@@ -6,9 +6,7 @@ found" for anything outside the actor's account, whether it exists elsewhere or 
 
 from __future__ import annotations
 
-import uuid
-from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date
 from functools import cache
 
 from django.contrib.auth import get_user_model
@@ -18,22 +16,22 @@ from oauth2_provider.models import get_application_model
 from outreach.access import Actor, require_outreach
 from outreach.models import Member
 from outreach.renderers import dumps
-from outreach.selectors import Relationship, relationship_from_row, relationship_query
+from outreach.selectors import relationship_from_row, relationship_query
 from outreach.sql import run, run_one
-from prospect_memory.conf import app_settings
 from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.crypto import keyring, unseal
 from prospect_memory.core.embeddings import get_provider
-from prospect_memory.core.integrity import Flag
+from prospect_memory.core.ids import uuid_or_none
 from prospect_memory.core.models import EmbeddedModel, flags_from_row
 from prospect_memory.core.vectors import distance_to
-from prospect_memory.domains import resolve_domain
-from prospect_memory.errors import NotFound
-from prospect_memory.models import Compaction, Dossier, Note
-from prospect_memory.note_index import index_ready, indexed_expression
-from prospect_memory.payloads import note_data
-from prospect_memory.rules import (
-    StopReason,
+from prospect_memory.notes.conf import notes_settings
+from prospect_memory.notes.domains import resolve_domain
+from prospect_memory.notes.errors import NotFound
+from prospect_memory.notes.index import index_ready, indexed_expression
+from prospect_memory.notes.models import Compaction, Dossier, Note
+from prospect_memory.notes.payloads import note_data
+from prospect_memory.notes.records import NearNotes, NotesPage, NoteView, OverlapPair, Recall
+from prospect_memory.notes.rules import (
     compaction_suggested,
     dossier_stale,
     stale_cutoff,
@@ -138,14 +136,6 @@ def _nearest_statements() -> tuple[str, str]:
     return nearest, not_compared
 
 
-@dataclass(frozen=True)
-class NearNotes:
-    #: Notes with their cosine distance to the vector, nearest first.
-    found: list[tuple[NoteView, float]]
-    #: Active notes that could not be compared (no vector of this model yet).
-    not_compared: int
-
-
 #: Filtered HNSW scans go on until enough rows of the account are found (pgvector 0.8).
 _ITERATIVE_SCAN = "SET hnsw.iterative_scan = relaxed_order"
 _EF_SEARCH = "SET hnsw.ef_search = {ef_search}"
@@ -191,7 +181,7 @@ def notes_nearest(
     indexed = (
         vector is not None
         and domain is None
-        and _account_note_count(actor) > app_settings.KNOWLEDGE_EXACT_MAX_NOTES
+        and _account_note_count(actor) > notes_settings.KNOWLEDGE_EXACT_MAX_NOTES
         and index_ready(model)
     )
     if indexed:
@@ -211,7 +201,7 @@ def notes_nearest(
         (not_compared, params),
     ]
     if indexed:  # the session's index scan settings, sent in the same round trip
-        ef_search = int(app_settings.KNOWLEDGE_INDEX_EF_SEARCH)
+        ef_search = int(notes_settings.KNOWLEDGE_INDEX_EF_SEARCH)
         settings = [(_ITERATIVE_SCAN, None), (_EF_SEARCH.format(ef_search=ef_search), None)]
         # Planned for this account's values: a generic plan may not use the index at all.
         _, _, rows, ((count,),) = run(*settings, *statements, prepare=False)
@@ -223,7 +213,7 @@ def notes_nearest(
     ring, cutoff = keyring(), stale_cutoff(today)
     found = [
         (
-            NoteView.from_row(row[:10], domain=row[10], today=today, ring=ring, cutoff=cutoff),
+            note_view_from_row(row[:10], domain=row[10], today=today, ring=ring, cutoff=cutoff),
             float(row[11]),
         )
         for row in rows
@@ -234,18 +224,9 @@ def notes_nearest(
 # --- access helpers ------------------------------------------------------------------------
 
 
-def _uuid_or_none(value: object) -> uuid.UUID | None:
-    if isinstance(value, uuid.UUID):
-        return value
-    try:
-        return uuid.UUID(str(value))
-    except (ValueError, AttributeError, TypeError):
-        return None
-
-
 def note_for_actor(actor: Actor, note_id: object, *, lock: bool = False) -> Note:
     """An active note of the actor's account, or NotFound."""
-    pk = _uuid_or_none(note_id)
+    pk = uuid_or_none(note_id)
     rows = Note.objects.filter(account=actor.account, status=Note.Status.ACTIVE)
     if lock:
         rows = rows.select_for_update(of=("self",))
@@ -260,7 +241,7 @@ def note_for_actor(actor: Actor, note_id: object, *, lock: bool = False) -> Note
 
 
 def compaction_for_actor(actor: Actor, compaction_id: object) -> Compaction:
-    pk = _uuid_or_none(compaction_id)
+    pk = uuid_or_none(compaction_id)
     compaction = (
         Compaction.objects.filter(account=actor.account, pk=pk).select_related("dossier").first()
         if pk
@@ -290,18 +271,6 @@ def notes_list(*, actor: Actor, domain: object = None, stale: bool | None = None
     )
 
 
-@dataclass(frozen=True)
-class NotesPage:
-    count: int
-    page: int
-    page_size: int
-    notes: list[NoteView]
-
-    @property
-    def pages(self) -> int:
-        return max(-(-self.count // self.page_size), 1)
-
-
 def notes_page(
     *, actor: Actor, domain: object = None, stale: bool | None = None, page: int, page_size: int
 ) -> NotesPage:
@@ -314,7 +283,7 @@ def notes_page(
         count=count,
         page=page,
         page_size=page_size,
-        notes=[NoteView.of(n, domain=n.dossier.domain) for n in notes],
+        notes=[note_view(n, domain=n.dossier.domain) for n in notes],
     )
 
 
@@ -340,114 +309,57 @@ def dossier_exists(actor: Actor, domain: str) -> bool:
 # --- views of notes ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class NoteView:
+def note_view(note: Note, *, domain: str, today: date | None = None) -> NoteView:
     """A note as every interface shows it: decrypted, with freshness and attribution."""
+    today = today or utc_today()
+    member = note.member.user.get_username() if note.member_id and note.member else None
+    client = (
+        note.oauth_application.name
+        if note.oauth_application_id and note.oauth_application
+        else None
+    )
+    return NoteView(
+        id=str(note.id),
+        domain=domain,
+        title=note.title,
+        body=note.body,
+        source_urls=list(note.source_urls),
+        observed_at=note.observed_at,
+        created_at=note.created_at,
+        stale=note.observed_at < stale_cutoff(today),
+        age_days=(today - note.observed_at).days,
+        member=member,
+        oauth_client=client,
+        flags=note.flags,
+    )
 
-    #: The note's UUID as text (recall reads it as text; it is only ever shown or sent).
-    id: str
-    domain: str
-    title: str
-    body: str
-    source_urls: list[str]
-    observed_at: date
-    created_at: datetime
-    stale: bool
-    age_days: int
-    member: str | None
-    oauth_client: str | None
-    #: What the integrity check found when it was written (none: clean, or cleared).
-    flags: list[Flag] = field(default_factory=list)
 
-    @classmethod
-    def of(cls, note: Note, *, domain: str, today: date | None = None) -> NoteView:
-        today = today or utc_today()
-        member = note.member.user.get_username() if note.member_id and note.member else None
-        client = (
-            note.oauth_application.name
-            if note.oauth_application_id and note.oauth_application
-            else None
-        )
-        return cls(
-            id=str(note.id),
-            domain=domain,
-            title=note.title,
-            body=note.body,
-            source_urls=list(note.source_urls),
-            observed_at=note.observed_at,
-            created_at=note.created_at,
-            stale=note.observed_at < stale_cutoff(today),
-            age_days=(today - note.observed_at).days,
-            member=member,
-            oauth_client=client,
-            flags=note.flags,
-        )
+def note_view_from_row(row: tuple, *, domain: str, today: date, ring, cutoff: date) -> NoteView:
+    """From a row of the recall statement (its columns in order), without model instances.
 
-    @classmethod
-    def from_row(cls, row: tuple, *, domain: str, today: date, ring, cutoff: date) -> NoteView:
-        """From a row of the recall statement (its columns in order), without model instances.
-
-        ``ring`` and ``cutoff`` are looked up once by the caller building many views.
-        """
-        (note_id, account_id, title_token, body_token, source_urls, observed_at, created_at,
-         member, client, integrity_token) = row  # fmt: skip
-        where = {"table": NOTE_TABLE, "account_id": account_id, "row_id": note_id, "ring": ring}
-        flags = flags_from_row(integrity_token, **where)
-        return cls(
-            id=note_id,
-            domain=domain,
-            title=unseal(title_token, field="title", **where),
-            body=unseal(body_token, field="body", **where),
-            source_urls=source_urls,
-            observed_at=observed_at,
-            created_at=created_at,
-            stale=observed_at < cutoff,
-            age_days=(today - observed_at).days,
-            member=member,
-            oauth_client=client,
-            flags=flags,
-        )
+    ``ring`` and ``cutoff`` are looked up once by the caller building many views.
+    """
+    (note_id, account_id, title_token, body_token, source_urls, observed_at, created_at,
+     member, client, integrity_token) = row  # fmt: skip
+    where = {"table": NOTE_TABLE, "account_id": account_id, "row_id": note_id, "ring": ring}
+    flags = flags_from_row(integrity_token, **where)
+    return NoteView(
+        id=note_id,
+        domain=domain,
+        title=unseal(title_token, field="title", **where),
+        body=unseal(body_token, field="body", **where),
+        source_urls=source_urls,
+        observed_at=observed_at,
+        created_at=created_at,
+        stale=observed_at < cutoff,
+        age_days=(today - observed_at).days,
+        member=member,
+        oauth_client=client,
+        flags=flags,
+    )
 
 
 # --- recall ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OverlapPair:
-    note_ids: tuple[str, str]
-    distance: float
-
-
-@dataclass
-class Recall:
-    domain: str
-    notes: list[NoteView]
-    #: The answer's form of each note in ``notes`` (built once: the payload cap measures it).
-    note_payloads: list[dict]
-    note_count: int
-    overlap_pairs: list[OverlapPair]
-    relationship: Relationship
-    newest_observed_at: date | None = None
-    truncated: bool = False
-    omitted_note_ids: list[str] = field(default_factory=list)
-    ranking: str = "recency"
-    stop_reasons: list[StopReason] = field(default_factory=list)
-
-    @property
-    def known(self) -> bool:
-        return self.note_count > 0
-
-    @property
-    def stale(self) -> bool:
-        return dossier_stale(self.newest_observed_at)
-
-    @property
-    def compaction_suggested(self) -> bool:
-        return compaction_suggested(self.note_count)
-
-    @property
-    def should_stop(self) -> bool:
-        return bool(self.stop_reasons)
 
 
 def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) -> Recall:
@@ -462,7 +374,7 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
     params.update(
         active=Note.Status.ACTIVE,
         ready=EmbeddedModel.EmbeddingStatus.READY,
-        window=app_settings.OVERLAP_PAIR_WINDOW,
+        window=notes_settings.OVERLAP_PAIR_WINDOW,
         model=provider.model,
         threshold=provider.overlap_distance,
     )
@@ -476,7 +388,7 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
     today = utc_today()
     ring, cutoff = keyring(), stale_cutoff(today)
     views = [
-        NoteView.from_row(row, domain=resolved.domain, today=today, ring=ring, cutoff=cutoff)
+        note_view_from_row(row, domain=resolved.domain, today=today, ring=ring, cutoff=cutoff)
         for row in note_rows
     ]
     recall = Recall(
@@ -488,6 +400,8 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
         relationship=relationship,
         newest_observed_at=views[0].observed_at if views else None,
         stop_reasons=stop_reasons(relationship, resolved.domain),
+        stale=dossier_stale(views[0].observed_at if views else None),
+        compaction_suggested=compaction_suggested(len(views)),
     )
     _apply_payload_cap(recall, actor, query)
     return recall
@@ -499,7 +413,7 @@ def _json_size(value) -> int:
 
 def _apply_payload_cap(recall: Recall, actor: Actor, query: str | None) -> None:
     """Above RECALL_PAYLOAD_MAX_BYTES keep the best-ranked notes that fit, newest first."""
-    cap = app_settings.RECALL_PAYLOAD_MAX_BYTES
+    cap = notes_settings.RECALL_PAYLOAD_MAX_BYTES
     if _json_size(recall.note_payloads) <= cap:
         return
     sizes = {v.id: _json_size(p) for v, p in zip(recall.notes, recall.note_payloads, strict=True)}

@@ -1,10 +1,10 @@
 """Prospect memory over REST: each endpoint serves operations declared once in
-``prospect_memory.operations``, with the same arguments and answers as the MCP tools."""
+``prospect_memory.notes.operations``, with the same arguments and answers as the MCP tools."""
 
 from __future__ import annotations
 
 from outreach.api import OperationApi, serve
-from prospect_memory import operations
+from prospect_memory.notes import operations
 
 
 class DossierRecallApi(OperationApi):

@@ -6,10 +6,10 @@ descriptions come from the settings.
 
 from __future__ import annotations
 
-from prospect_memory.conf import app_settings
 from prospect_memory.core.integrity import with_integrity
+from prospect_memory.notes.conf import notes_settings
 
-_BODY_KB = app_settings.BODY_MAX_BYTES // 1024
+_BODY_KB = notes_settings.BODY_MAX_BYTES // 1024
 
 _STRING = {"type": "string"}
 _NULLABLE_STRING = {"type": ["string", "null"]}
@@ -207,12 +207,12 @@ SAVE_INPUT = _object(
         "title": {
             "type": "string",
             "description": "A one-line summary "
-            f"(cut to {app_settings.TITLE_MAX_CHARS} characters).",
+            f"(cut to {notes_settings.TITLE_MAX_CHARS} characters).",
         },
         "source_urls": {
             "type": "array",
             "items": {"type": "string"},
-            "description": f"{app_settings.SOURCE_URLS_MIN} to {app_settings.SOURCE_URLS_MAX} "
+            "description": f"{notes_settings.SOURCE_URLS_MIN} to {notes_settings.SOURCE_URLS_MAX} "
             "http(s) URLs where the finding can be checked.",
         },
         "observed_at": {
@@ -249,13 +249,13 @@ LIST_INPUT = _object(
     {
         "domain": {**DOMAIN_INPUT, "description": "Only this company (email, URL or domain)."},
         "stale": {"type": "boolean", "description": "true: only stale notes; false: only fresh."},
-        "page": {"type": "integer", "minimum": 1, "maximum": app_settings.LIST_PAGE_MAX},
+        "page": {"type": "integer", "minimum": 1, "maximum": notes_settings.LIST_PAGE_MAX},
         "page_size": {
             "type": "integer",
             "minimum": 1,
-            "maximum": app_settings.LIST_PAGE_SIZE_MAX,
-            "description": f"1-{app_settings.LIST_PAGE_SIZE_MAX}, "
-            f"default {app_settings.LIST_PAGE_SIZE}.",
+            "maximum": notes_settings.LIST_PAGE_SIZE_MAX,
+            "description": f"1-{notes_settings.LIST_PAGE_SIZE_MAX}, "
+            f"default {notes_settings.LIST_PAGE_SIZE}.",
         },
     },
     required=[],

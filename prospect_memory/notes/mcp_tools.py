@@ -1,7 +1,7 @@
 """Prospect memory's operations served as MCP tools, registered at ``ready()``."""
 
 from outreach.mcp.registry import registry
-from prospect_memory.operations import MCP_OPERATIONS
+from prospect_memory.notes.operations import MCP_OPERATIONS
 
 
 def register() -> None:

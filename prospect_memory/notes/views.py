@@ -23,17 +23,18 @@ from outreach.selectors import (
     relationship_for_domain,
 )
 from prospect_memory.core.health import health_sections
-from prospect_memory.domains import resolve_domain
-from prospect_memory.errors import InvalidDomain, NotFound
-from prospect_memory.health import chart, memory_health
-from prospect_memory.markdown import render_markdown
-from prospect_memory.operations import NOTE_DELETE, NOTE_UNFLAG
-from prospect_memory.rules import stop_reasons
-from prospect_memory.selectors import (
-    NoteView,
+from prospect_memory.notes.domains import resolve_domain
+from prospect_memory.notes.errors import InvalidDomain, NotFound
+from prospect_memory.notes.health import chart, memory_health
+from prospect_memory.notes.markdown import render_markdown
+from prospect_memory.notes.operations import NOTE_DELETE, NOTE_UNFLAG
+from prospect_memory.notes.records import NoteView
+from prospect_memory.notes.rules import stop_reasons
+from prospect_memory.notes.selectors import (
     dossier_exists,
     dossier_note_count,
     note_for_actor,
+    note_view,
     notes_list,
 )
 
@@ -57,7 +58,7 @@ def _notes(actor: Actor, domain: str, *, stale: bool | None = None):
 
 
 def _shown(rows, domain: str) -> list[_Shown]:
-    return [_Shown(NoteView.of(note, domain=domain)) for note in rows]
+    return [_Shown(note_view(note, domain=domain)) for note in rows]
 
 
 def _company_context(actor: Actor, domain: str, address: str | None = None) -> dict:
@@ -152,7 +153,7 @@ def note_delete_page(request, note_id):
             extra = f" and the {more} notes it had replaced" if more else ""
             messages.success(request, f"Deleted “{title}”{extra}.")
         return redirect(reverse("note-list", kwargs={"domain": domain}))
-    shown = _Shown(NoteView.of(note, domain=domain))
+    shown = _Shown(note_view(note, domain=domain))
     return render(request, "prospect_memory/note_delete.html", {"note": shown, "domain": domain})
 
 
@@ -172,7 +173,7 @@ def note_review_page(request, note_id):
             done = "Cleared the flags of" if note.flagged_at else "Nothing to clear on"
             messages.success(request, f"{done} “{title}”.")
         return redirect(reverse("note-list", kwargs={"domain": domain}))
-    shown = _Shown(NoteView.of(note, domain=domain))
+    shown = _Shown(note_view(note, domain=domain))
     return render(request, "prospect_memory/note_review.html", {"note": shown, "domain": domain})
 
 

@@ -6,13 +6,12 @@
   agent fixes its call in one round trip.
 - When a note or a dossier is stale, when compaction is suggested, when an agent must stop.
 
-Every number comes from ``prospect_memory.conf``.
+Every number comes from ``notes.conf``.
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from urllib.parse import urlsplit, urlunsplit
 
@@ -21,10 +20,11 @@ from django.utils import timezone
 
 from outreach.models import Reply
 from outreach.selectors import Relationship
-from prospect_memory.conf import app_settings
 from prospect_memory.core import integrity
 from prospect_memory.core.embeddings import input_text
-from prospect_memory.errors import BodyTooLarge, ValidationFailed
+from prospect_memory.notes.conf import notes_settings
+from prospect_memory.notes.errors import BodyTooLarge, ValidationFailed
+from prospect_memory.notes.records import NoteInput, StopReason
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -34,14 +34,6 @@ class FieldError(Exception):
         super().__init__(message)
         self.field = field
         self.message = message
-
-
-@dataclass(frozen=True)
-class NoteInput:
-    title: str
-    body: str
-    source_urls: list[str]
-    observed_at: date
 
 
 def utc_today() -> date:
@@ -55,7 +47,7 @@ def clean_body(body: object, *, field: str = "body") -> str:
         raise FieldError(field, f"{field} is required: write the finding in markdown")
     _refuse_invisible(body, field)
     size = len(body.encode("utf-8"))
-    limit = app_settings.BODY_MAX_BYTES
+    limit = notes_settings.BODY_MAX_BYTES
     if size > limit:
         raise BodyTooLarge(
             f"{field} is {size:,} bytes; the limit is {limit:,} bytes (UTF-8). Nothing was "
@@ -72,7 +64,7 @@ def clean_title(title: object) -> str:
     if not isinstance(title, str):
         raise FieldError("title", "title must be a string (or left out)")
     _refuse_invisible(title, "title")
-    return " ".join(title.split())[: app_settings.TITLE_MAX_CHARS].strip()
+    return " ".join(title.split())[: notes_settings.TITLE_MAX_CHARS].strip()
 
 
 def _refuse_invisible(text: str, field: str) -> None:
@@ -105,7 +97,7 @@ def _check_url(index: int, url: object) -> str:
         raise FieldError(field, f"{field} must be a string URL, got {type(url).__name__}")
     url = url.strip()
     shown = url if len(url) <= 100 else url[:100] + "…"
-    limit = app_settings.SOURCE_URL_MAX_BYTES
+    limit = notes_settings.SOURCE_URL_MAX_BYTES
     if len(url.encode("utf-8")) >= limit:
         raise FieldError(field, f"{field} is {limit:,} bytes or longer; URLs must be under that")
     _refuse_invisible(url, field)  # names each control or invisible character's position
@@ -124,7 +116,7 @@ def _check_url(index: int, url: object) -> str:
 
 
 def clean_source_urls(urls: object) -> list[str]:
-    low, high = app_settings.SOURCE_URLS_MIN, app_settings.SOURCE_URLS_MAX
+    low, high = notes_settings.SOURCE_URLS_MIN, notes_settings.SOURCE_URLS_MAX
     if urls is None:
         raise FieldError("source_urls", f"source_urls is required: {low} to {high} URLs")
     if not isinstance(urls, list | tuple):
@@ -167,7 +159,7 @@ def clean_observed_at(value: object) -> date:
             ) from None
     else:
         raise FieldError("observed_at", f"observed_at must be a date string like {example}")
-    latest = utc_today() + timedelta(days=app_settings.OBSERVED_AT_MAX_FUTURE_DAYS)
+    latest = utc_today() + timedelta(days=notes_settings.OBSERVED_AT_MAX_FUTURE_DAYS)
     if observed > latest:
         raise FieldError(
             "observed_at",
@@ -258,7 +250,7 @@ def embedding_input(title: str, body: str) -> str:
 
 def stale_cutoff(today: date | None = None) -> date:
     """Notes observed before this date are stale (observed more than STALE_AFTER_DAYS ago)."""
-    return (today or utc_today()) - timedelta(days=app_settings.STALE_AFTER_DAYS)
+    return (today or utc_today()) - timedelta(days=notes_settings.STALE_AFTER_DAYS)
 
 
 def is_stale(observed_at: date, today: date | None = None) -> bool:
@@ -276,23 +268,17 @@ def stale_dossiers(newest: str, today: date | None = None) -> Q:
 
 
 def compaction_suggested(note_count: int) -> bool:
-    return note_count > app_settings.COMPACTION_SUGGESTED_ABOVE
+    return note_count > notes_settings.COMPACTION_SUGGESTED_ABOVE
 
 
 def compaction_suggested_dossiers() -> Q:
     """:func:`compaction_suggested` as a filter on dossiers."""
-    return Q(active_note_count__gt=app_settings.COMPACTION_SUGGESTED_ABOVE)
+    return Q(active_note_count__gt=notes_settings.COMPACTION_SUGGESTED_ABOVE)
 
 
 #: A last reply after which Kit must not write to the company again. (An unsubscribe stops
 #: it whenever it came: see ``stop_reasons``.)
 STOP_SENTIMENTS = (Reply.Sentiment.NEGATIVE, Reply.Sentiment.BOUNCE)
-
-
-@dataclass(frozen=True)
-class StopReason:
-    code: str
-    message: str
 
 
 def stop_reasons(relationship: Relationship, domain: str) -> list[StopReason]:

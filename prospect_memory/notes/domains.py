@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import idna
 import tldextract
 
-from prospect_memory.errors import InvalidDomain
+from prospect_memory.notes.errors import InvalidDomain
 
 MAX_INPUT_CHARS = 2048
 MAX_HOST_CHARS = 253

@@ -9,9 +9,9 @@ from __future__ import annotations
 from outreach import scopes
 from outreach.access import MODULE_ADMIN, Actor
 from outreach.operations import STORED_TEXT_IS_DATA, Operation
-from prospect_memory import payloads, schemas
-from prospect_memory.conf import app_settings
-from prospect_memory.errors import (
+from prospect_memory.notes import payloads, schemas
+from prospect_memory.notes.conf import notes_settings
+from prospect_memory.notes.errors import (
     BodyTooLarge,
     DailyLimitReached,
     DomainNoteLimitReached,
@@ -19,9 +19,9 @@ from prospect_memory.errors import (
     NoteCountMismatch,
     NotFound,
 )
-from prospect_memory.selectors import dossier_recall, notes_page
-from prospect_memory.services.compaction import compaction_restore, dossier_compact
-from prospect_memory.services.notes import note_delete, note_save, note_unflag, recall_record
+from prospect_memory.notes.selectors import dossier_recall, notes_page
+from prospect_memory.notes.services.compaction import compaction_restore, dossier_compact
+from prospect_memory.notes.services.notes import note_delete, note_save, note_unflag, recall_record
 
 
 def _recall(actor: Actor, arguments: dict) -> dict:
@@ -60,7 +60,7 @@ def _list(actor: Actor, arguments: dict) -> dict:
         domain=arguments.get("domain"),
         stale=arguments.get("stale"),
         page=arguments.get("page", 1),
-        page_size=arguments.get("page_size", app_settings.LIST_PAGE_SIZE),
+        page_size=arguments.get("page_size", notes_settings.LIST_PAGE_SIZE),
     )
     return payloads.notes_page_data(page)
 
@@ -78,8 +78,8 @@ def _restore(actor: Actor, arguments: dict) -> dict:
     return payloads.restore_data(result)
 
 
-_STALE_DAYS = app_settings.STALE_AFTER_DAYS
-_SOURCES = f"{app_settings.SOURCE_URLS_MIN}-{app_settings.SOURCE_URLS_MAX}"
+_STALE_DAYS = notes_settings.STALE_AFTER_DAYS
+_SOURCES = f"{notes_settings.SOURCE_URLS_MIN}-{notes_settings.SOURCE_URLS_MAX}"
 
 RECALL = Operation(
     name="outreach_recall_prospect_context",

@@ -1,0 +1,145 @@
+"""Memory integrity in business memory (SPEC 15): which flags a write keeps, the hold on
+flagged text an agent would bring into the shared layer, clearing flags, and checking what
+is stored again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from outreach.access import (
+    Actor,
+)
+from prospect_memory.business import promotion
+from prospect_memory.business.access import WRITABLE_LAYERS, Place, require_layer_writer
+from prospect_memory.business.errors import (
+    IntegrityHold,
+)
+from prospect_memory.business.models import (
+    Entry,
+    EntryEvent,
+    EntryVersion,
+    Layer,
+)
+from prospect_memory.business.records import EntryView, Source, StoreResult, source_of
+from prospect_memory.business.rules import (
+    FieldProblems,
+    clean_choice,
+    clean_expected_version,
+    clean_key,
+    entry_flags,
+)
+from prospect_memory.business.shelf import live_entry, lock_shelf, record_event, version_mismatch
+from prospect_memory.core.integrity import SOURCE_IDS, Flag, dumps, integrity_data, value_texts
+from prospect_memory.core.models import FLAG_FIELDS
+
+
+def is_agent(actor: Actor) -> bool:
+    """Writing through an OAuth client (an agent), not on a page or a signed-in session."""
+    return actor.oauth_application is not None
+
+
+def written_flags(
+    actor: Actor, current: Entry | None, key: str, stored: Any, source: Source | None, found
+) -> tuple[list[Flag], list[Flag]]:
+    """The flags a write keeps and the flags of the text it brings, from ``found`` (what the
+    check found in the stored value).
+
+    Text the entry already had keeps its flags as they were (cleared ones stay cleared, so
+    an agent's clean append never re-flags what a person reviewed); new text is flagged
+    when an agent writes it. A person's own new text is their decision and is not flagged.
+    """
+    before = dict(value_texts(current.value)) if current else {}
+    after = dict(value_texts(stored))
+    old_source = source_ids(current) if current else {}
+    new_source = {name: getattr(source, name) for name in SOURCE_IDS} if source else {}
+
+    def unchanged(flag: Flag) -> bool:
+        if flag.field == "key":
+            return current is not None
+        if flag.field.startswith("source."):
+            name = flag.field.removeprefix("source.")
+            return current is not None and old_source.get(name) == new_source.get(name)
+        return flag.field in before and before[flag.field] == after.get(flag.field)
+
+    new = [f for f in found if not unchanged(f)]
+    carried = [f for f in current.flags if unchanged(f)] if current else []
+    return carried + (new if is_agent(actor) else []), new
+
+
+def source_ids(entry: Entry) -> dict[str, str]:
+    return {name: getattr(entry, f"source_{name}") for name in SOURCE_IDS}
+
+
+def hold_flagged(actor: Actor, layer: str, key: str, flags: list[Flag], *, version: int) -> None:
+    """An agent never brings flagged text into the account's shared layer: the write is
+    refused with what was found, nothing is stored, and a person decides (SPEC 15)."""
+    if layer != Layer.ACCOUNT or not is_agent(actor) or not flags:
+        return
+    found = "; ".join(f'{f.field}: {f.explanation} ("{f.text}")' for f in flags[:3])
+    raise IntegrityHold(
+        f"Kit flagged text this write would bring into the account's shared {key!r} ({found}). "
+        "Flagged text from an agent never enters the shared layer: tell the person you work "
+        "for what you found; they can write it on the entry's page if it is right. Nothing "
+        "was stored.",
+        details={
+            "key": key,
+            "layer": layer,
+            "current_version": version,
+            "integrity": integrity_data(flags),
+        },
+    )
+
+
+def entry_unflag(
+    *, actor: Actor, key: object, layer: object = Layer.ACCOUNT, expected_version: object = None
+) -> StoreResult:
+    """A writer of the layer clears the flags of an entry's current version, having read it
+    (audited; a newer version than the one read is refused)."""
+    problems = FieldProblems()
+    layer = clean_choice(layer, WRITABLE_LAYERS, "layer", problems)
+    key = clean_key(key, problems)
+    expected = clean_expected_version(expected_version, problems)
+    if expected_version is None:
+        problems.add("expected_version", "the version you read: only that version is cleared")
+    problems.raise_if_any()
+    require_layer_writer(actor, layer)
+    place = Place.of(actor, layer)
+    with transaction.atomic():
+        lock_shelf(place)
+        entry = live_entry(place, key)
+        if expected != entry.version:
+            raise version_mismatch(key, layer, expected, entry.version)
+        if entry.flagged_at is not None:
+            entry.clear_flags()
+            entry.save(update_fields=FLAG_FIELDS)
+            record_event(actor, EntryEvent.Action.UNFLAG, entry)
+            promotion.schedule([entry])
+    return StoreResult(entry=EntryView.of(entry), created=False, previous_version=entry.version)
+
+
+def entries_rescan(*, batch_size: int = 500) -> tuple[int, int]:
+    """Check every entry and kept version no person has reviewed with today's integrity
+    check: (rows read, rows whose flags changed). Entries whose flags changed are brought
+    up to date in the knowledge index."""
+    seen = changed = 0
+    for model in (Entry, EntryVersion):
+        rows = model.objects.filter(integrity_reviewed_at__isnull=True).order_by("pk")
+        last = None
+        while batch := list((rows.filter(pk__gt=last) if last else rows)[:batch_size]):
+            moved = []
+            for row in batch:
+                seen += 1
+                key = row.key if model is Entry else row.entry.key
+                flags = entry_flags(key, row.value, source_of(row))
+                if dumps(flags) != dumps(row.flags):
+                    row.set_flags(flags)
+                    row.save(update_fields=FLAG_FIELDS)
+                    changed += 1
+                    moved.append(row)
+            if model is Entry:
+                with transaction.atomic():
+                    promotion.schedule(moved)
+            last = batch[-1].pk
+    return seen, changed

@@ -1,0 +1,47 @@
+"""The notes' settings: their keys of the ``PROSPECT_MEMORY`` dict, merged over ``DEFAULTS``.
+
+The limits of SPEC section 4; every one can be changed per deployment, and every text that
+names one is built from here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prospect_memory.core.conf import AppSettings
+
+DEFAULTS: dict[str, Any] = {
+    # Notes.
+    "BODY_MAX_BYTES": 10 * 1024,
+    "TITLE_MAX_CHARS": 120,
+    "SOURCE_URLS_MIN": 1,
+    "SOURCE_URLS_MAX": 20,
+    "SOURCE_URL_MAX_BYTES": 2 * 1024,
+    "OBSERVED_AT_MAX_FUTURE_DAYS": 1,
+    # Quotas.
+    "DAILY_SAVE_LIMIT": 200,
+    "DOMAIN_NOTE_LIMIT": 50,
+    # Freshness and housekeeping.
+    "STALE_AFTER_DAYS": 30,
+    "COMPACTION_SUGGESTED_ABOVE": 8,
+    "OVERLAP_PAIR_WINDOW": 20,
+    "OVERLAP_EXCERPT_CHARS": 300,
+    "RECALL_PAYLOAD_MAX_BYTES": 100 * 1024,
+    # Listing notes over the API.
+    "LIST_PAGE_SIZE": 20,
+    "LIST_PAGE_SIZE_MAX": 100,
+    "LIST_PAGE_MAX": 1_000_000,
+    # The notes' nearest-neighbour index (pgvector HNSW) for knowledge search: accounts with
+    # more active notes than KNOWLEDGE_EXACT_MAX_NOTES are searched through it (fewer are
+    # compared exactly: bench/knowledge_bench.py ranked 20,000 notes in a table of 1M in
+    # 27 ms p50, faster than the index and never missing); its build parameters, the
+    # memory a build may take, and how many candidates a search keeps (README, Performance).
+    "KNOWLEDGE_EXACT_MAX_NOTES": 25_000,
+    "KNOWLEDGE_INDEX_M": 16,
+    "KNOWLEDGE_INDEX_EF_CONSTRUCTION": 64,
+    "KNOWLEDGE_INDEX_BUILD_MEMORY_MB": 1024,
+    "KNOWLEDGE_INDEX_EF_SEARCH": 400,
+}
+
+
+notes_settings = AppSettings("PROSPECT_MEMORY", DEFAULTS)

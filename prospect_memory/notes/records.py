@@ -1,0 +1,147 @@
+"""The notes' result types: what services and selectors return and payloads read.
+
+At the bottom of the package (they import nothing of it), so payloads, selectors and
+services each import them without an import circle, not even one only type checking sees.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+from outreach.selectors import Relationship
+from prospect_memory.core.integrity import Flag
+
+
+@dataclass(frozen=True)
+class NoteInput:
+    title: str
+    body: str
+    source_urls: list[str]
+    observed_at: date
+
+
+@dataclass(frozen=True)
+class StopReason:
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class NoteView:
+    """A note as every interface shows it: decrypted, with freshness and attribution."""
+
+    #: The note's UUID as text (recall reads it as text; it is only ever shown or sent).
+    id: str
+    domain: str
+    title: str
+    body: str
+    source_urls: list[str]
+    observed_at: date
+    created_at: datetime
+    stale: bool
+    age_days: int
+    member: str | None
+    oauth_client: str | None
+    #: What the integrity check found when it was written (none: clean, or cleared).
+    flags: list[Flag] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class NearNotes:
+    #: Notes with their cosine distance to the vector, nearest first.
+    found: list[tuple[NoteView, float]]
+    #: Active notes that could not be compared (no vector of this model yet).
+    not_compared: int
+
+
+@dataclass(frozen=True)
+class NotesPage:
+    count: int
+    page: int
+    page_size: int
+    notes: list[NoteView]
+
+    @property
+    def pages(self) -> int:
+        return max(-(-self.count // self.page_size), 1)
+
+
+@dataclass(frozen=True)
+class OverlapPair:
+    note_ids: tuple[str, str]
+    distance: float
+
+
+@dataclass
+class Recall:
+    domain: str
+    notes: list[NoteView]
+    #: The answer's form of each note in ``notes`` (built once: the payload cap measures it).
+    note_payloads: list[dict]
+    note_count: int
+    overlap_pairs: list[OverlapPair]
+    relationship: Relationship
+    newest_observed_at: date | None = None
+    truncated: bool = False
+    omitted_note_ids: list[str] = field(default_factory=list)
+    ranking: str = "recency"
+    stop_reasons: list[StopReason] = field(default_factory=list)
+    #: The dossier's newest note is stale, or there is none (``rules.dossier_stale``).
+    stale: bool = True
+    compaction_suggested: bool = False
+
+    @property
+    def known(self) -> bool:
+        return self.note_count > 0
+
+    @property
+    def should_stop(self) -> bool:
+        return bool(self.stop_reasons)
+
+
+@dataclass
+class Overlap:
+    near_duplicates: list[dict] = field(default_factory=list)
+    overlaps: list[dict] = field(default_factory=list)
+    shared_sources: list[dict] = field(default_factory=list)
+    compared: int = 0
+    skipped: int = 0
+    #: Why the semantic check was partial, in words an agent can act on.
+    problem: str = ""
+
+
+@dataclass
+class SaveResult:
+    note: NoteView
+    note_count: int
+    overlap: Overlap
+    embedding_status: str
+    compaction_suggested: bool
+
+
+@dataclass
+class DeleteResult:
+    note_id: uuid.UUID
+    domain: str
+    also_deleted_note_ids: list[uuid.UUID]
+    note_count: int
+
+
+@dataclass
+class CompactResult:
+    compaction_id: uuid.UUID
+    note: NoteView
+    superseded_note_ids: list[uuid.UUID]
+    note_count: int
+    compaction_suggested: bool
+
+
+@dataclass
+class RestoreResult:
+    compaction_id: uuid.UUID
+    domain: str
+    restored_note_ids: list[uuid.UUID]
+    removed_note_id: uuid.UUID
+    note_count: int
