@@ -27,9 +27,10 @@ from prospect_memory.business.models import (
     Layer,
 )
 from prospect_memory.business.records import EntryView
-from prospect_memory.business.rules import READ_LAYERS, FieldProblems, clean_choice, clean_key
+from prospect_memory.business.rules import READ_LAYERS, clean_choice, clean_key
 from prospect_memory.business.visibility import restorable, shown, unexpired
 from prospect_memory.core.ids import uuid_or_none
+from prospect_memory.core.validation import FieldProblems
 
 WRITABLE_LAYERS = (Layer.ACCOUNT, Layer.MEMBER)
 

@@ -38,7 +38,7 @@ from prospect_memory.business.models import (
     Strategy,
 )
 from prospect_memory.business.records import Report
-from prospect_memory.business.shelf import keep_version, lock_shelf, release_aliases
+from prospect_memory.business.shelf import keep_version, lock_shelf, record_event, release_aliases
 from prospect_memory.business.visibility import retired, unexpired
 from prospect_memory.core import pipeline
 from prospect_memory.core.embeddings import get_provider
@@ -125,18 +125,6 @@ def _version_by_consolidation(entry: Entry, strategy: str, now: datetime) -> Non
     entry.updated_at = now
 
 
-def record_event(entry: Entry, action: str) -> None:
-    EntryEvent.objects.create(
-        account_id=entry.account_id,
-        action=action,
-        layer=entry.layer,
-        key=entry.key,
-        entry_id=entry.pk,
-        version=entry.version,
-        actor=CONSOLIDATION,
-    )
-
-
 # --- 2. demote -------------------------------------------------------------------------------
 
 
@@ -176,7 +164,7 @@ def _demote(place: Place, now: datetime, *, dry_run: bool) -> list[tuple[str, st
             entry.idle_periods_charged = periods
             entry.save(update_fields=changed)
             if after != before:
-                record_event(entry, EntryEvent.Action.DEMOTE)
+                record_event(CONSOLIDATION, EntryEvent.Action.DEMOTE, entry)
                 promotion.schedule([entry])
     return demoted
 
@@ -259,7 +247,7 @@ def _merge(place: Place, now: datetime, *, dry_run: bool) -> list[tuple[str, str
             _version_by_consolidation(alias, Strategy.MERGE, now)
             alias.status, alias.alias_of = Entry.Status.MERGED, kept
             alias.save(update_fields=["status", "alias_of", *_VERSION_FIELDS])
-            record_event(alias, EntryEvent.Action.MERGE)
+            record_event(CONSOLIDATION, EntryEvent.Action.MERGE, alias)
             promotion.schedule([alias])
     return merged
 

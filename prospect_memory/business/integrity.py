@@ -24,7 +24,6 @@ from prospect_memory.business.models import (
 )
 from prospect_memory.business.records import EntryView, Source, StoreResult, source_of
 from prospect_memory.business.rules import (
-    FieldProblems,
     clean_choice,
     clean_expected_version,
     clean_key,
@@ -33,6 +32,7 @@ from prospect_memory.business.rules import (
 from prospect_memory.business.shelf import live_entry, lock_shelf, record_event, version_mismatch
 from prospect_memory.core.integrity import SOURCE_IDS, Flag, dumps, integrity_data, value_texts
 from prospect_memory.core.models import FLAG_FIELDS
+from prospect_memory.core.validation import FieldProblems
 
 
 def is_agent(actor: Actor) -> bool:
@@ -102,7 +102,10 @@ def entry_unflag(
     key = clean_key(key, problems)
     expected = clean_expected_version(expected_version, problems)
     if expected_version is None:
-        problems.add("expected_version", "the version you read: only that version is cleared")
+        problems.add(
+            "expected_version",
+            "expected_version is required: the version you read (only that version is cleared)",
+        )
     problems.raise_if_any()
     require_layer_writer(actor, layer)
     place = Place.of(actor, layer)

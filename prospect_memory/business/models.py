@@ -20,7 +20,12 @@ from django.utils import timezone
 
 from outreach.models import Account, Member
 from prospect_memory.core.crypto import SealedField
-from prospect_memory.core.models import EmbeddedModel, EmbeddingStatus, FlaggedModel
+from prospect_memory.core.models import (
+    AttributedEvent,
+    EmbeddedModel,
+    EmbeddingStatus,
+    FlaggedModel,
+)
 
 #: The key alphabet, as stored (input is lower-cased first): the one definition that the
 #: database constraint, the rules, the JSON Schema and the pages' hint are built from.
@@ -327,7 +332,7 @@ class EvictedEntry(Entry):
         permissions = [("restore_evictedentry", "Can restore an evicted or expired entry")]
 
 
-class EntryEvent(models.Model):
+class EntryEvent(AttributedEvent):
     """Who did what to which key. Keys and actors only, never a value."""
 
     class Action(models.TextChoices):
@@ -342,27 +347,13 @@ class EntryEvent(models.Model):
         #: A writer of the layer cleared the integrity flags of the current version.
         UNFLAG = "unflag", "Clear integrity flags"
 
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
     action = models.CharField(max_length=16, choices=Action.choices)
     layer = models.CharField(max_length=8, choices=Layer.choices)
     key = models.CharField(max_length=100)
     entry_id = models.UUIDField(null=True, blank=True)
     version = models.PositiveIntegerField(null=True, blank=True)
-    member = models.ForeignKey(
-        Member, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    actor = models.CharField(max_length=254, help_text="The acting user, kept if the seat goes.")
-    oauth_application = models.ForeignKey(
-        settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
-    created_at = models.DateTimeField(default=timezone.now)
 
-    class Meta:
-        ordering = ["-created_at"]
+    class Meta(AttributedEvent.Meta):
         indexes = [models.Index(fields=["account", "-created_at"], name="entry_event_recent")]
 
     def __str__(self) -> str:

@@ -37,6 +37,7 @@ from prospect_memory.business.selectors import (
     evictions_list,
 )
 from prospect_memory.business.store import entry_store
+from prospect_memory.business.usage import entries_used
 from prospect_memory.core import metering
 from prospect_memory.core.models import UsageEvent
 
@@ -105,6 +106,7 @@ def _search(actor: Actor, arguments: dict) -> dict:
         category=arguments.get("category"),
         limit=arguments.get("limit"),
     )
+    entries_used(actor, [found.entry for found in search.results if found.distance is None])
     _meter(actor, UsageEvent.Kind.SEARCH)
     return payloads.search_data(search)
 

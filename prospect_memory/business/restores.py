@@ -31,7 +31,6 @@ from prospect_memory.business.models import (
 )
 from prospect_memory.business.records import DeleteResult, EntryView, StoreResult, source_of
 from prospect_memory.business.rules import (
-    FieldProblems,
     clean_choice,
     clean_expected_version,
     clean_key,
@@ -57,6 +56,7 @@ from prospect_memory.business.shelf import (
 from prospect_memory.business.visibility import expired_live
 from prospect_memory.core import pipeline
 from prospect_memory.core.budget import Embedded
+from prospect_memory.core.validation import FieldProblems
 
 
 def entry_delete(

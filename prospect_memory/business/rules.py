@@ -21,6 +21,7 @@ from prospect_memory.business.models import KEY_HINT, KEY_PATTERN, Category, Lay
 from prospect_memory.business.records import Source
 from prospect_memory.core import integrity
 from prospect_memory.core.embeddings import input_text
+from prospect_memory.core.validation import FieldProblems
 
 _KEY = re.compile(KEY_PATTERN, re.ASCII)
 _SOURCE_IDS = integrity.SOURCE_IDS
@@ -49,24 +50,6 @@ class _Unset:
 UNSET: Any = _Unset()
 
 READ_LAYERS = ("merged", Layer.ACCOUNT, Layer.MEMBER)
-
-
-class FieldProblems:
-    """Collects problems by field, to report every one of a call at once."""
-
-    def __init__(self) -> None:
-        self.fields: dict[str, list[str]] = {}
-
-    def add(self, field: str, message: str) -> None:
-        self.fields.setdefault(field, []).append(message)
-
-    def raise_if_any(self) -> None:
-        if not self.fields:
-            return
-        field, messages = next(iter(self.fields.items()))
-        count = sum(len(m) for m in self.fields.values())
-        more = f" (and {count - 1} more problem(s), see details)" if count > 1 else ""
-        raise ValidationFailed(f"{field}: {messages[0]}{more}.", details={"fields": self.fields})
 
 
 def _whole_number(value: object) -> bool:
@@ -170,7 +153,11 @@ def check_value(value: object, problems: FieldProblems) -> None:
         if refused <= _INVISIBLE_REPORTED:
             problems.add(where, problem)
     if refused > _INVISIBLE_REPORTED:
-        problems.add("value", f"and {refused - _INVISIBLE_REPORTED} more strings like these")
+        problems.add(
+            "value",
+            f"value has {refused - _INVISIBLE_REPORTED} more strings with invisible or control "
+            "characters",
+        )
 
 
 def clean_category(category: object, problems: FieldProblems) -> str | None:
@@ -201,20 +188,22 @@ def clean_source(source: object, problems: FieldProblems) -> Source | None:
         return None
     allowed = (*_SOURCE_IDS, "extracted_at")
     for name in sorted(set(source) - set(allowed)):
-        problems.add(f"source.{name}", f"unknown field; source takes {', '.join(allowed)}")
+        field = f"source.{name}"
+        problems.add(field, f"{field} is not a field of source; it takes {', '.join(allowed)}")
     limit = business_settings.SOURCE_ID_MAX_CHARS
     ids: dict[str, str] = {}
     for name in _SOURCE_IDS:
         value = source.get(name)
         if value is None:
             continue
-        problem = isinstance(value, str) and integrity.invisible_problem(value, f"source.{name}")
+        field = f"source.{name}"
+        problem = isinstance(value, str) and integrity.invisible_problem(value, field)
         if not isinstance(value, str) or not 1 <= len(value) <= limit:
-            problems.add(f"source.{name}", f"must be a string of 1 to {limit} characters")
+            problems.add(field, f"{field} must be a string of 1 to {limit} characters")
         elif problem:
-            problems.add(f"source.{name}", problem)
+            problems.add(field, problem)
         elif not value.isprintable():
-            problems.add(f"source.{name}", "may not contain control characters")
+            problems.add(field, f"{field} may not contain control characters")
         else:
             ids[name] = value
     extracted = source.get("extracted_at")
@@ -237,13 +226,15 @@ def _extraction_time(extracted: object, problems: FieldProblems) -> datetime | N
         when = timezone.make_aware(when, UTC) if timezone.is_naive(when) else when
         when = when.astimezone(UTC)
     except (ValueError, OverflowError):
-        problems.add(field, "must be a time like 2026-11-04T14:22:00Z")
+        problems.add(field, f"{field} must be a time like 2026-11-04T14:22:00Z")
         return None
     slack = timedelta(seconds=business_settings.EXTRACTED_AT_SLACK_SECONDS)
     if when > timezone.now() + slack:
-        problems.add(field, "is in the future; give when it was extracted")
+        problems.add(field, f"{field} is in the future; give when it was extracted")
     elif when < EARLIEST_EXTRACTION:
-        problems.add(field, f"is before {EARLIEST_EXTRACTION.year}; give when it was extracted")
+        problems.add(
+            field, f"{field} is before {EARLIEST_EXTRACTION.year}; give when it was extracted"
+        )
     else:
         return when
     return None

@@ -38,17 +38,16 @@ from prospect_memory.business.records import (
     source_of,
 )
 from prospect_memory.business.rules import (
-    FieldProblems,
     capacity,
     clean_category,
     clean_choice,
     clean_key,
 )
-from prospect_memory.business.usage import entries_used
 from prospect_memory.business.visibility import restorable, shown
 from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.crypto import keyring, unseal
 from prospect_memory.core.models import EmbeddedModel, flags_from_row
+from prospect_memory.core.validation import FieldProblems
 
 ENTRY_TABLE = Entry._meta.label_lower  # the binding of an entry's sealed value
 
@@ -338,7 +337,9 @@ def entries_search(
     category: object = None,
     limit: object = None,
 ) -> Search:
-    """Entries ranked by meaning (cosine distance), each counted as an access."""
+    """Entries ranked by meaning (cosine distance), each counted as an access in the ranking
+    statement. Entries matched on their key instead (``distance`` None) are not counted
+    here: the caller that shows them counts them (:func:`~.usage.entries_used`)."""
     problems = FieldProblems()
     layer = read_layer(layer, problems)
     max_chars = business_settings.SEARCH_QUERY_MAX_CHARS
@@ -364,7 +365,6 @@ def entries_search(
         "ready": EmbeddedModel.EmbeddingStatus.READY,
         "model": embedded.model,
     }
-    counted: list[EntryView] = []
     if embedded.vector is not None:
         statements = _statements()
         ranked, ((not_compared,),) = run(
@@ -397,9 +397,7 @@ def entries_search(
         fallback = shown(uncompared).filter(key_match).order_by("-confidence", "key")
         for entry in fallback[: limit - len(result.results)]:
             view = EntryView.of(entry)
-            counted.append(view)
             result.results.append(SearchResult(view, None))
-    entries_used(actor, counted)
     return result
 
 

@@ -49,17 +49,17 @@ def live_in(place: Place):
     return in_place(place).filter(status=Entry.Status.LIVE)
 
 
-def record_event(actor: Actor, action: str, entry: Entry, version: int | None = None) -> None:
-    EntryEvent.objects.create(
-        account=actor.account,
+def record_event(by: Actor | str, action: str, entry: Entry, version: int | None = None) -> None:
+    """An event on ``entry`` (at ``version``, its current one by default), by a person or an
+    agent, or by Kit itself (:data:`KIT`, ``CONSOLIDATION``)."""
+    EntryEvent.record(
+        by,
+        account_id=entry.account_id,
         action=action,
         layer=entry.layer,
         key=entry.key,
         entry_id=entry.pk,
         version=version if version is not None else entry.version,
-        member=actor.member,
-        actor=actor.label,
-        oauth_application=actor.oauth_application,
     )
 
 
@@ -86,15 +86,7 @@ def release_aliases(entries: list[Entry], now) -> list[Entry]:
     for alias in aliases:
         alias.status, alias.alias_of, alias.retired_at = Entry.Status.EVICTED, None, now
         alias.save(update_fields=["status", "alias_of", "retired_at"])
-        EntryEvent.objects.create(
-            account_id=alias.account_id,
-            action=EntryEvent.Action.EVICT,
-            layer=alias.layer,
-            key=alias.key,
-            entry_id=alias.pk,
-            version=alias.version,
-            actor=KIT,
-        )
+        record_event(KIT, EntryEvent.Action.EVICT, alias)
     return aliases
 
 

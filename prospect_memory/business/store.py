@@ -32,7 +32,6 @@ from prospect_memory.business.records import EntryView, Source, StoreResult, evi
 from prospect_memory.business.rules import (
     STORE_STRATEGIES,
     UNSET,
-    FieldProblems,
     check_value,
     clean_category,
     clean_choice,
@@ -67,6 +66,7 @@ from prospect_memory.core import metering, pipeline
 from prospect_memory.core.budget import Embedded, embed_within_budget
 from prospect_memory.core.integrity import Flag
 from prospect_memory.core.models import UsageEvent
+from prospect_memory.core.validation import FieldProblems
 
 
 def entry_store(

@@ -65,9 +65,7 @@ def usage_record(
         "shared_source": shared_source,
     }
     if flush:
-        UsageEvent.objects.create(
-            account=actor.account, oauth_application=actor.oauth_application, **values
-        )
+        UsageEvent.record(actor, **values)
         return
     client = actor.oauth_application
     run(

@@ -1,5 +1,5 @@
-"""Models both memories share: the embedding columns of a row, integrity flags, and usage
-events.
+"""Models both memories share: the embedding columns of a row, integrity flags, the
+columns of an event (who did it), and usage events.
 
 They belong to the ``prospect_memory`` app (its migrations create them); they live here so
 that each memory can use them without importing the other's models.
@@ -13,7 +13,8 @@ from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import VectorField
 
-from outreach.models import Account
+from outreach.access import Actor
+from outreach.models import Account, Member
 from prospect_memory.core import integrity
 from prospect_memory.core.crypto import SealedField, unseal
 
@@ -98,7 +99,59 @@ def flags_from_row(token: bytes | None, **where) -> list[integrity.Flag]:
 FLAG_FIELDS = ["integrity_ciphertext", "flagged_at", "integrity_reviewed_at"]
 
 
-class UsageEvent(models.Model):
+class AccountEvent(models.Model):
+    """Something that happened in an account: through which OAuth client, and when. Events
+    hold ids and labels, never content."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    oauth_application = models.ForeignKey(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at"]
+
+    @classmethod
+    def attribution(cls, by: Actor) -> dict:
+        """The columns that say who did it, besides the account."""
+        return {"oauth_application": by.oauth_application}
+
+    @classmethod
+    def record(cls, by: Actor | str, *, account_id: int | None = None, **fields) -> AccountEvent:
+        """Write one event of this kind, done by ``by`` (see :meth:`attribution`) in the
+        actor's account, or in ``account_id`` (which Kit's own work must name)."""
+        if account_id is None:
+            account_id = by.account.pk
+        return cls.objects.create(account_id=account_id, **cls.attribution(by), **fields)
+
+
+class AttributedEvent(AccountEvent):
+    """An event that also names who did it: the member, kept by name in ``actor`` if the seat
+    goes, or Kit itself (consolidation, a layer making room) by a label."""
+
+    member = models.ForeignKey(
+        Member, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor = models.CharField(max_length=254, help_text="The acting user, kept if the seat goes.")
+
+    class Meta(AccountEvent.Meta):
+        abstract = True
+
+    @classmethod
+    def attribution(cls, by: Actor | str) -> dict:
+        """A person or an agent by its actor; Kit's own work by its label."""
+        if isinstance(by, str):
+            return {"actor": by}
+        return {**super().attribution(by), "member": by.member, "actor": by.label}
+
+
+class UsageEvent(AccountEvent):
     """One agent read or write of a memory, for the memory-health page. No content."""
 
     class Memory(models.TextChoices):
@@ -113,29 +166,19 @@ class UsageEvent(models.Model):
         LIST = "list", "List"
         SEARCH = "search", "Search"
 
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
     memory = models.CharField(max_length=16, choices=Memory.choices, default=Memory.PROSPECT)
     #: The operation.
     kind = models.CharField(max_length=16, choices=Kind.choices)
     #: What it was about: a company domain, an entry's key, or nothing (a search).
     subject = models.CharField(max_length=253, blank=True)
-    oauth_application = models.ForeignKey(
-        settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
     #: Recall: the dossier was known and fresh, so the agent could reuse it.
     from_memory = models.BooleanField(default=False)
     #: Save: the new note had a near duplicate / shared a source with a stored note.
     near_duplicate = models.BooleanField(default=False)
     shared_source = models.BooleanField(default=False)
-    created_at = models.DateTimeField(default=timezone.now)
 
-    class Meta:
+    class Meta(AccountEvent.Meta):
         app_label = "prospect_memory"
-        ordering = ["-created_at"]
         indexes = [models.Index(fields=["account", "created_at"], name="usage_account_time")]
 
     def __str__(self) -> str:

@@ -19,7 +19,13 @@ from django.utils import timezone
 
 from outreach.models import Account, Member
 from prospect_memory.core.crypto import SealedField
-from prospect_memory.core.models import EmbeddedModel, EmbeddingStatus, FlaggedModel, UsageEvent
+from prospect_memory.core.models import (
+    AttributedEvent,
+    EmbeddedModel,
+    EmbeddingStatus,
+    FlaggedModel,
+    UsageEvent,
+)
 
 __all__ = ["AuditEvent", "Compaction", "DailySaveCount", "Dossier", "Note", "UsageEvent"]
 
@@ -180,7 +186,7 @@ class Compaction(models.Model):
         return f"compaction {self.pk}"
 
 
-class AuditEvent(models.Model):
+class AuditEvent(AttributedEvent):
     """Who did what to which note. Ids and actor only, never a title or body."""
 
     class Action(models.TextChoices):
@@ -191,27 +197,13 @@ class AuditEvent(models.Model):
         #: A module admin cleared the integrity flags of a note (SPEC 15).
         UNFLAG = "unflag", "Clear integrity flags"
 
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
     action = models.CharField(max_length=8, choices=Action.choices)
     domain = models.CharField(max_length=253)
     note_id = models.UUIDField(null=True, blank=True)
     related_note_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     compaction_id = models.UUIDField(null=True, blank=True)
-    member = models.ForeignKey(
-        Member, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    actor = models.CharField(max_length=254, help_text="The acting user, kept if the seat goes.")
-    oauth_application = models.ForeignKey(
-        settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
-    created_at = models.DateTimeField(default=timezone.now)
 
-    class Meta:
-        ordering = ["-created_at"]
+    class Meta(AttributedEvent.Meta):
         indexes = [
             models.Index(fields=["account", "-created_at"], name="audit_account_recent"),
         ]

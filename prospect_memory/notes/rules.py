@@ -12,6 +12,7 @@ Every number comes from ``notes.conf``.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from urllib.parse import urlsplit, urlunsplit
 
@@ -22,18 +23,12 @@ from outreach.models import Reply
 from outreach.selectors import Relationship
 from prospect_memory.core import integrity
 from prospect_memory.core.embeddings import input_text
+from prospect_memory.core.validation import FieldError, FieldProblems
 from prospect_memory.notes.conf import notes_settings
-from prospect_memory.notes.errors import BodyTooLarge, ValidationFailed
+from prospect_memory.notes.errors import BodyTooLarge
 from prospect_memory.notes.records import NoteInput, StopReason
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-class FieldError(Exception):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
 
 
 def utc_today() -> date:
@@ -169,17 +164,6 @@ def clean_observed_at(value: object) -> date:
     return observed
 
 
-def raise_field_errors(errors: list[FieldError]) -> None:
-    if not errors:
-        return
-    first = errors[0].message
-    more = f" (and {len(errors) - 1} more problem(s), see details)" if len(errors) > 1 else ""
-    fields: dict[str, list[str]] = {}
-    for error in errors:
-        fields.setdefault(error.field, []).append(error.message)
-    raise ValidationFailed(f"{first}{more}.", details={"fields": fields})
-
-
 def clean_note_input(
     *, title: object, body: object, source_urls: object, observed_at: object
 ) -> NoteInput:
@@ -227,16 +211,11 @@ def clean_expected_count(value: object) -> int:
     return value
 
 
-def clean_fields(*checks: tuple[str, object, object]) -> dict:
+def clean_fields(*checks: tuple[str, Callable[[object], object], object]) -> dict:
     """Run ``(name, clean, value)`` checks; every problem reported at once, or the values."""
-    errors: list[FieldError] = []
-    cleaned: dict[str, object] = {}
-    for name, clean, value in checks:
-        try:
-            cleaned[name] = clean(value)
-        except FieldError as error:
-            errors.append(error)
-    raise_field_errors(errors)
+    problems = FieldProblems()
+    cleaned = {name: problems.check(clean, value) for name, clean, value in checks}
+    problems.raise_if_any()
     return cleaned
 
 

@@ -5,6 +5,7 @@ meanwhile."""
 import pytest
 from django.db import connection
 
+from outreach.access import Actor
 from prospect_memory.business import tasks
 from prospect_memory.business.models import Entry
 from prospect_memory.business.selectors import entries_search
@@ -77,3 +78,26 @@ def test_a_failure_for_an_older_version_leaves_the_newer_one_pending(admin_actor
     assert outcome == ["failed"]
     entry = Entry.objects.get()
     assert (entry.version, entry.embedding_status) == (2, "pending")
+
+
+def test_an_entry_matched_on_its_key_is_counted_once_it_is_shown(client, module_admin, gemini):
+    """Search by meaning counts what it ranks in its own statement; an entry it could only
+    match on its key is counted by the operation that shows it, over REST as over MCP."""
+    from outreach.services import access_token_issue
+
+    gemini.mode = "503"
+    entry_store(actor=Actor.for_member(module_admin), key="voice:banned_phrases", value=["x"])
+    bearer = access_token_issue(
+        member=module_admin,
+        scopes=["outreach_read"],
+        client_name="Agent",
+        expires_days=1,
+        base_url="http://testserver",
+    )
+    answer = client.get(
+        "/api/v1/business-memory/search?query=banned+phrases",
+        HTTP_AUTHORIZATION=f"Bearer {bearer}",
+    )
+    assert answer.status_code == 200, answer.content
+    assert [r["key"] for r in answer.json()["data"]["results"]] == ["voice:banned_phrases"]
+    assert Entry.objects.get(key="voice:banned_phrases").access_count == 1

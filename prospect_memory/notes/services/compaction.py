@@ -31,7 +31,6 @@ from prospect_memory.notes.rules import (
 )
 from prospect_memory.notes.selectors import active_notes, compaction_for_actor
 from prospect_memory.notes.services.dossiers import (
-    audit,
     lock_dossier,
     new_note,
     set_count,
@@ -138,10 +137,10 @@ def dossier_compact(
         )
         count = len(active) - len(replaced) + 1
         set_count(dossier, count)
-        audit(
+        AuditEvent.record(
             actor,
-            AuditEvent.Action.COMPACT,
-            resolved,
+            action=AuditEvent.Action.COMPACT,
+            domain=resolved,
             note_id=merged.id,
             related_note_ids=replaced_ids,
             compaction_id=compaction.id,
@@ -216,10 +215,10 @@ def compaction_restore(*, actor: Actor, compaction_id: object) -> RestoreResult:
         compaction.restored_by = actor.member
         compaction.save(update_fields=["restored_at", "restored_by"])
         set_count(dossier, after)
-        audit(
+        AuditEvent.record(
             actor,
-            AuditEvent.Action.RESTORE,
-            domain,
+            action=AuditEvent.Action.RESTORE,
+            domain=domain,
             note_id=merged_id,
             related_note_ids=restored_ids,
             compaction_id=compaction.id,

@@ -13,7 +13,7 @@ from prospect_memory.core import pipeline
 from prospect_memory.core.budget import Embedded
 from prospect_memory.core.integrity import Flag
 from prospect_memory.notes.embeddings import NOTES
-from prospect_memory.notes.models import AuditEvent, Dossier, Note
+from prospect_memory.notes.models import Dossier, Note
 from prospect_memory.notes.records import NoteView
 from prospect_memory.notes.selectors import note_view
 
@@ -34,18 +34,6 @@ def lock_dossier(actor: Actor, domain: str, *, create: bool) -> Dossier | None:
 def set_count(dossier: Dossier, count: int) -> None:
     dossier.active_note_count = count
     dossier.save(update_fields=["active_note_count", "updated_at"])
-
-
-def audit(actor: Actor, action: str, domain: str, **ids) -> None:
-    AuditEvent.objects.create(
-        account=actor.account,
-        action=action,
-        domain=domain,
-        member=actor.member,
-        actor=actor.label,
-        oauth_application=actor.oauth_application,
-        **ids,
-    )
 
 
 def new_note(

@@ -30,7 +30,6 @@ from prospect_memory.notes.rules import (
 )
 from prospect_memory.notes.selectors import active_notes, note_for_actor, note_view
 from prospect_memory.notes.services.dossiers import (
-    audit,
     lock_dossier,
     new_note,
     set_count,
@@ -203,7 +202,7 @@ def note_save(
             flags=flags,
         )
         set_count(dossier, count + 1)
-        audit(actor, AuditEvent.Action.SAVE, resolved, note_id=note.id)
+        AuditEvent.record(actor, action=AuditEvent.Action.SAVE, domain=resolved, note_id=note.id)
         metering.usage_record(
             actor=actor,
             memory=UsageEvent.Memory.PROSPECT,
@@ -245,7 +244,13 @@ def note_delete(*, actor: Actor, note_id: object) -> DeleteResult:
         note.delete()
         count = active_notes(actor, dossier).count()
         set_count(dossier, count)
-        audit(actor, AuditEvent.Action.DELETE, domain, note_id=note_pk, related_note_ids=superseded)
+        AuditEvent.record(
+            actor,
+            action=AuditEvent.Action.DELETE,
+            domain=domain,
+            note_id=note_pk,
+            related_note_ids=superseded,
+        )
     return DeleteResult(
         note_id=note_pk, domain=domain, also_deleted_note_ids=superseded, note_count=count
     )
@@ -265,7 +270,9 @@ def note_unflag(*, actor: Actor, note_id: object) -> NoteView:
         if note.flagged_at is not None:
             note.clear_flags()
             note.save(update_fields=FLAG_FIELDS)
-            audit(actor, AuditEvent.Action.UNFLAG, domain, note_id=note.pk)
+            AuditEvent.record(
+                actor, action=AuditEvent.Action.UNFLAG, domain=domain, note_id=note.pk
+            )
     return note_view(note, domain=domain)
 
 
