@@ -6,26 +6,18 @@ rule again (sizes, merges, versions), so the schemas describe rather than decide
 
 from __future__ import annotations
 
+from outreach.schema import (
+    DATETIME,
+    INTEGER,
+    NULLABLE_DATETIME,
+    NULLABLE_STRING,
+    STRING,
+    closed_object,
+)
 from prospect_memory.business.conf import business_settings as limits
 from prospect_memory.business.models import KEY_CHARACTERS, KEY_HINT, Category, Layer
 from prospect_memory.business.rules import READ_LAYERS, STORE_STRATEGIES
 from prospect_memory.core.integrity import with_integrity
-
-_STRING = {"type": "string"}
-_NULLABLE_STRING = {"type": ["string", "null"]}
-_DATETIME = {"type": "string", "format": "date-time"}
-_NULLABLE_DATETIME = {"type": ["string", "null"], "format": "date-time"}
-_INTEGER = {"type": "integer"}
-
-
-def _object(properties: dict, *, required: list[str] | None = None) -> dict:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties) if required is None else required,
-        "additionalProperties": False,
-    }
-
 
 KEY = {
     "type": "string",
@@ -50,7 +42,7 @@ READ_LAYER = {
 }
 CATEGORY = {"type": "string", "enum": list(Category.values)}
 
-SOURCE_INPUT = _object(
+SOURCE_INPUT = closed_object(
     {
         "pipeline_id": {"type": "string", "maxLength": limits.SOURCE_ID_MAX_CHARS},
         "execution_id": {"type": "string", "maxLength": limits.SOURCE_ID_MAX_CHARS},
@@ -60,48 +52,48 @@ SOURCE_INPUT = _object(
     required=[],
 )
 
-SOURCE = _object(
+SOURCE = closed_object(
     {
-        "pipeline_id": _NULLABLE_STRING,
-        "execution_id": _NULLABLE_STRING,
-        "step_id": _NULLABLE_STRING,
-        "extracted_at": _NULLABLE_DATETIME,
-        "written_by": _NULLABLE_STRING,
-        "oauth_client": _NULLABLE_STRING,
+        "pipeline_id": NULLABLE_STRING,
+        "execution_id": NULLABLE_STRING,
+        "step_id": NULLABLE_STRING,
+        "extracted_at": NULLABLE_DATETIME,
+        "written_by": NULLABLE_STRING,
+        "oauth_client": NULLABLE_STRING,
     }
 )
 
 _ENTRY_PROPERTIES = {
-    "key": _STRING,
+    "key": STRING,
     "layer": {"type": "string", "enum": [Layer.ACCOUNT, Layer.MEMBER]},
     "value": {"description": "Any JSON value but null."},
     "category": CATEGORY,
     "confidence": {"type": "integer", "minimum": 0, "maximum": 100},
     "source": SOURCE,
-    "version": _INTEGER,
-    "created_at": _DATETIME,
-    "updated_at": _DATETIME,
-    "expires_at": _NULLABLE_DATETIME,
-    "access_count": _INTEGER,
-    "last_accessed_at": _NULLABLE_DATETIME,
-    "alias_of": _STRING,
+    "version": INTEGER,
+    "created_at": DATETIME,
+    "updated_at": DATETIME,
+    "expires_at": NULLABLE_DATETIME,
+    "access_count": INTEGER,
+    "last_accessed_at": NULLABLE_DATETIME,
+    "alias_of": STRING,
 }
 ENTRY = with_integrity(
-    _object(_ENTRY_PROPERTIES, required=[k for k in _ENTRY_PROPERTIES if k != "alias_of"])
+    closed_object(_ENTRY_PROPERTIES, required=[k for k in _ENTRY_PROPERTIES if k != "alias_of"])
 )
 
 _VERSION_PROPERTIES = {
-    "version": _INTEGER,
+    "version": INTEGER,
     "value": {"description": "The value at that version."},
     "category": CATEGORY,
-    "confidence": _INTEGER,
+    "confidence": INTEGER,
     "source": SOURCE,
-    "strategy": _STRING,
-    "written_at": _DATETIME,
+    "strategy": STRING,
+    "written_at": DATETIME,
 }
-VERSION = with_integrity(_object(_VERSION_PROPERTIES))
+VERSION = with_integrity(closed_object(_VERSION_PROPERTIES))
 
-STORE_INPUT = _object(
+STORE_INPUT = closed_object(
     {
         "key": KEY,
         "value": {
@@ -146,19 +138,19 @@ STORE_INPUT = _object(
     required=["key", "value"],
 )
 
-STORE = _object(
+STORE = closed_object(
     {
         "entry": ENTRY,
         "created": {"type": "boolean"},
-        "previous_version": _INTEGER,
+        "previous_version": INTEGER,
         "evicted": {
             "type": "array",
-            "items": _object({"key": _STRING, "confidence": _INTEGER}),
+            "items": closed_object({"key": STRING, "confidence": INTEGER}),
         },
     }
 )
 
-RECALL_INPUT = _object(
+RECALL_INPUT = closed_object(
     {
         "key": KEY,
         "layer": READ_LAYER,
@@ -170,7 +162,7 @@ RECALL_INPUT = _object(
     required=["key"],
 )
 
-RECALL = _object(
+RECALL = closed_object(
     {
         "found": {"type": "boolean"},
         "entry": ENTRY,
@@ -179,7 +171,7 @@ RECALL = _object(
     required=["found"],
 )
 
-LIST_INPUT = _object(
+LIST_INPUT = closed_object(
     {
         "layer": READ_LAYER,
         "category": CATEGORY,
@@ -194,9 +186,9 @@ LIST_INPUT = _object(
     required=[],
 )
 
-PAGE = _object({"entries": {"type": "array", "items": ENTRY}, "next_cursor": _NULLABLE_STRING})
+PAGE = closed_object({"entries": {"type": "array", "items": ENTRY}, "next_cursor": NULLABLE_STRING})
 
-SEARCH_INPUT = _object(
+SEARCH_INPUT = closed_object(
     {
         "query": {
             "type": "string",
@@ -217,7 +209,7 @@ SEARCH_INPUT = _object(
     required=["query"],
 )
 
-SEARCH = _object(
+SEARCH = closed_object(
     {
         "results": {
             "type": "array",
@@ -227,13 +219,13 @@ SEARCH = _object(
                 "required": [*ENTRY["required"], "distance"],
             },
         },
-        "not_compared": _INTEGER,
-        "note": _STRING,
+        "not_compared": INTEGER,
+        "note": STRING,
     },
     required=["results", "not_compared"],
 )
 
-KEY_IN_LAYER_INPUT = _object(
+KEY_IN_LAYER_INPUT = closed_object(
     {
         "key": KEY,
         "layer": WRITE_LAYER,
@@ -242,9 +234,9 @@ KEY_IN_LAYER_INPUT = _object(
     required=["key"],
 )
 
-HISTORY_INPUT = _object({"key": KEY, "layer": WRITE_LAYER}, required=["key"])
+HISTORY_INPUT = closed_object({"key": KEY, "layer": WRITE_LAYER}, required=["key"])
 
-UNFLAG_INPUT = _object(
+UNFLAG_INPUT = closed_object(
     {
         "key": KEY,
         "layer": WRITE_LAYER,
@@ -257,13 +249,13 @@ UNFLAG_INPUT = _object(
     required=["key", "expected_version"],
 )
 
-HISTORY = _object({"entry": ENTRY, "history": {"type": "array", "items": VERSION}})
+HISTORY = closed_object({"entry": ENTRY, "history": {"type": "array", "items": VERSION}})
 
-DELETE = _object(
-    {"deleted": {"type": "boolean"}, "key": _STRING, "layer": _STRING, "version": _INTEGER}
+DELETE = closed_object(
+    {"deleted": {"type": "boolean"}, "key": STRING, "layer": STRING, "version": INTEGER}
 )
 
-RESTORE_VERSION_INPUT = _object(
+RESTORE_VERSION_INPUT = closed_object(
     {
         "key": KEY,
         "version": {"type": "integer", "minimum": 1, "description": "The version to restore."},
@@ -273,9 +265,9 @@ RESTORE_VERSION_INPUT = _object(
     required=["key", "version"],
 )
 
-EVICTIONS_INPUT = _object({"layer": WRITE_LAYER}, required=[])
+EVICTIONS_INPUT = closed_object({"layer": WRITE_LAYER}, required=[])
 
-EVICTIONS = _object(
+EVICTIONS = closed_object(
     {
         "evictions": {
             "type": "array",
@@ -285,7 +277,7 @@ EVICTIONS = _object(
                     **ENTRY["properties"],
                     "id": {"type": "string", "format": "uuid"},
                     "status": {"type": "string", "enum": ["evicted", "expired"]},
-                    "left_at": _NULLABLE_DATETIME,
+                    "left_at": NULLABLE_DATETIME,
                 },
                 "required": [*ENTRY["required"], "id", "status", "left_at"],
             },
@@ -293,4 +285,6 @@ EVICTIONS = _object(
     }
 )
 
-EVICTION_ID_INPUT = _object({"entry_id": {"type": "string", "description": "The entry's id."}})
+EVICTION_ID_INPUT = closed_object(
+    {"entry_id": {"type": "string", "description": "The entry's id."}}
+)

@@ -3,11 +3,10 @@ the descriptions come from ``knowledge.conf``; the selector checks every rule ag
 
 from __future__ import annotations
 
+from outreach.schema import NULLABLE_STRING
 from prospect_memory.core.integrity import with_integrity
 from prospect_memory.knowledge.conf import knowledge_settings as limits
 from prospect_memory.knowledge.selectors import KINDS
-
-_NULLABLE_STRING = {"type": ["string", "null"]}
 
 SEARCH_INPUT = {
     "type": "object",
@@ -53,12 +52,12 @@ _SOURCE = {
     "execution, step and extraction time; and who wrote it through which client.",
     "properties": {
         "source_urls": {"type": "array", "items": {"type": "string"}},
-        "pipeline_id": _NULLABLE_STRING,
-        "execution_id": _NULLABLE_STRING,
-        "step_id": _NULLABLE_STRING,
+        "pipeline_id": NULLABLE_STRING,
+        "execution_id": NULLABLE_STRING,
+        "step_id": NULLABLE_STRING,
         "extracted_at": {"type": ["string", "null"], "format": "date-time"},
-        "written_by": _NULLABLE_STRING,
-        "oauth_client": _NULLABLE_STRING,
+        "written_by": NULLABLE_STRING,
+        "oauth_client": NULLABLE_STRING,
     },
     "additionalProperties": False,
 }

@@ -6,26 +6,13 @@ descriptions come from the settings.
 
 from __future__ import annotations
 
+from outreach.schema import DATE, DATETIME, NULLABLE_STRING, STRING, UUID, closed_object
 from prospect_memory.core.integrity import with_integrity
 from prospect_memory.notes.conf import notes_settings
 
 _BODY_KB = notes_settings.BODY_MAX_BYTES // 1024
 
-_STRING = {"type": "string"}
-_NULLABLE_STRING = {"type": ["string", "null"]}
-_DATE = {"type": "string", "format": "date"}
-_DATETIME = {"type": "string", "format": "date-time"}
-_UUID = {"type": "string", "format": "uuid"}
-_URLS = {"type": "array", "items": _STRING}
-
-
-def _object(properties: dict, *, required: list[str] | None = None) -> dict:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties) if required is None else required,
-        "additionalProperties": False,
-    }
+_URLS = {"type": "array", "items": STRING}
 
 
 DOMAIN_INPUT = {
@@ -38,85 +25,87 @@ DOMAIN_INPUT = {
 
 
 NOTE = with_integrity(
-    _object(
+    closed_object(
         {
-            "id": _UUID,
-            "title": _STRING,
-            "body": _STRING,
+            "id": UUID,
+            "title": STRING,
+            "body": STRING,
             "source_urls": _URLS,
-            "observed_at": _DATE,
+            "observed_at": DATE,
             "stale": {"type": "boolean"},
             "age_days": {"type": "integer"},
-            "created_at": _DATETIME,
-            "attribution": _object({"member": _NULLABLE_STRING, "oauth_client": _NULLABLE_STRING}),
+            "created_at": DATETIME,
+            "attribution": closed_object(
+                {"member": NULLABLE_STRING, "oauth_client": NULLABLE_STRING}
+            ),
         }
     )
 )
 
-CAMPAIGN = _object(
-    {"id": {"type": "integer"}, "name": _STRING, "locale": _STRING, "status": _STRING}
+CAMPAIGN = closed_object(
+    {"id": {"type": "integer"}, "name": STRING, "locale": STRING, "status": STRING}
 )
 
-RECALL = _object(
+RECALL = closed_object(
     {
-        "domain": _STRING,
+        "domain": STRING,
         "known": {"type": "boolean"},
         "stale": {"type": "boolean"},
         "note_count": {"type": "integer"},
         "notes": {"type": "array", "items": NOTE},
         "overlap_pairs": {
             "type": "array",
-            "items": _object(
+            "items": closed_object(
                 {
-                    "note_ids": {"type": "array", "items": _UUID, "minItems": 2, "maxItems": 2},
+                    "note_ids": {"type": "array", "items": UUID, "minItems": 2, "maxItems": 2},
                     "distance": {"type": "number"},
                 }
             ),
         },
         "compaction_suggested": {"type": "boolean"},
         "truncated": {"type": "boolean"},
-        "omitted_note_ids": {"type": "array", "items": _UUID},
+        "omitted_note_ids": {"type": "array", "items": UUID},
         "ranking": {"type": "string", "enum": ["recency", "query"]},
         "should_stop": {"type": "boolean"},
         "stop_reasons": {
             "type": "array",
-            "items": _object({"code": _STRING, "message": _STRING}),
+            "items": closed_object({"code": STRING, "message": STRING}),
         },
-        "relationship": _object(
+        "relationship": closed_object(
             {
                 "campaigns": {"type": "array", "items": CAMPAIGN},
                 "messages_sent": {"type": "integer"},
                 "last_reply": {
                     "anyOf": [
                         {"type": "null"},
-                        _object(
-                            {"sentiment": _STRING, "received_at": _DATETIME, "campaign": CAMPAIGN}
+                        closed_object(
+                            {"sentiment": STRING, "received_at": DATETIME, "campaign": CAMPAIGN}
                         ),
                     ]
                 },
                 "suppressed": {"type": "boolean"},
                 "suppression_matches": {
                     "type": "array",
-                    "items": _object({"kind": _STRING, "value": _STRING}),
+                    "items": closed_object({"kind": STRING, "value": STRING}),
                 },
             }
         ),
     }
 )
 
-OVERLAP = _object(
+OVERLAP = closed_object(
     {
         "near_duplicates": {
             "type": "array",
             "items": with_integrity(
-                _object(
+                closed_object(
                     {
-                        "id": _UUID,
-                        "title": _STRING,
-                        "body": _STRING,
+                        "id": UUID,
+                        "title": STRING,
+                        "body": STRING,
                         "distance": {"type": "number"},
                         "source_urls": _URLS,
-                        "observed_at": _DATE,
+                        "observed_at": DATE,
                     }
                 )
             ),
@@ -124,28 +113,28 @@ OVERLAP = _object(
         "overlaps": {
             "type": "array",
             "items": with_integrity(
-                _object(
+                closed_object(
                     {
-                        "id": _UUID,
-                        "title": _STRING,
+                        "id": UUID,
+                        "title": STRING,
                         "distance": {"type": "number"},
-                        "excerpt": _STRING,
+                        "excerpt": STRING,
                     }
                 )
             ),
         },
         "shared_sources": {
             "type": "array",
-            "items": _object({"note_id": _UUID, "urls": _URLS}),
+            "items": closed_object({"note_id": UUID, "urls": _URLS}),
         },
         "compared": {"type": "integer"},
         "skipped": {"type": "integer"},
         "semantic_check": {"type": "string", "enum": ["complete", "partial"]},
-        "semantic_check_note": _STRING,
+        "semantic_check_note": STRING,
     }
 )
 
-SAVE = _object(
+SAVE = closed_object(
     {
         "note": NOTE,
         "note_count": {"type": "integer"},
@@ -155,36 +144,36 @@ SAVE = _object(
     }
 )
 
-COMPACT = _object(
+COMPACT = closed_object(
     {
-        "compaction_id": _UUID,
+        "compaction_id": UUID,
         "note": NOTE,
-        "superseded_note_ids": {"type": "array", "items": _UUID},
+        "superseded_note_ids": {"type": "array", "items": UUID},
         "note_count": {"type": "integer"},
         "compaction_suggested": {"type": "boolean"},
     }
 )
 
-RESTORE = _object(
+RESTORE = closed_object(
     {
-        "compaction_id": _UUID,
-        "domain": _STRING,
-        "restored_note_ids": {"type": "array", "items": _UUID},
-        "removed_note_id": _UUID,
+        "compaction_id": UUID,
+        "domain": STRING,
+        "restored_note_ids": {"type": "array", "items": UUID},
+        "removed_note_id": UUID,
         "note_count": {"type": "integer"},
     }
 )
 
-DELETE = _object(
+DELETE = closed_object(
     {
-        "deleted_note_id": _UUID,
-        "domain": _STRING,
-        "also_deleted_note_ids": {"type": "array", "items": _UUID},
+        "deleted_note_id": UUID,
+        "domain": STRING,
+        "also_deleted_note_ids": {"type": "array", "items": UUID},
         "note_count": {"type": "integer"},
     }
 )
 
-RECALL_INPUT = _object(
+RECALL_INPUT = closed_object(
     {
         "domain": DOMAIN_INPUT,
         "query": {
@@ -197,7 +186,7 @@ RECALL_INPUT = _object(
     required=["domain"],
 )
 
-SAVE_INPUT = _object(
+SAVE_INPUT = closed_object(
     {
         "domain": DOMAIN_INPUT,
         "body": {
@@ -223,7 +212,7 @@ SAVE_INPUT = _object(
     required=["domain", "body", "source_urls", "observed_at"],
 )
 
-COMPACT_INPUT = _object(
+COMPACT_INPUT = closed_object(
     {
         "domain": DOMAIN_INPUT,
         "expected_note_count": {
@@ -245,7 +234,7 @@ COMPACT_INPUT = _object(
     required=["domain", "expected_note_count", "body"],
 )
 
-LIST_INPUT = _object(
+LIST_INPUT = closed_object(
     {
         "domain": {**DOMAIN_INPUT, "description": "Only this company (email, URL or domain)."},
         "stale": {"type": "boolean", "description": "true: only stale notes; false: only fresh."},
@@ -261,7 +250,7 @@ LIST_INPUT = _object(
     required=[],
 )
 
-NOTES_PAGE = _object(
+NOTES_PAGE = closed_object(
     {
         "count": {"type": "integer"},
         "page": {"type": "integer"},
@@ -271,17 +260,17 @@ NOTES_PAGE = _object(
             "type": "array",
             "items": {
                 **NOTE,
-                "properties": {**NOTE["properties"], "domain": _STRING},
+                "properties": {**NOTE["properties"], "domain": STRING},
                 "required": [*NOTE["required"], "domain"],
             },
         },
     }
 )
 
-NOTE_ID_INPUT = _object({"note_id": {"type": "string", "description": "The note's id."}})
+NOTE_ID_INPUT = closed_object({"note_id": {"type": "string", "description": "The note's id."}})
 
-UNFLAG = _object({"note": NOTE})
+UNFLAG = closed_object({"note": NOTE})
 
-COMPACTION_ID_INPUT = _object(
+COMPACTION_ID_INPUT = closed_object(
     {"compaction_id": {"type": "string", "description": "The compaction's id."}}
 )
