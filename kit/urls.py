@@ -38,8 +38,7 @@ oauth2_patterns = (
 urlpatterns = [
     path("", outreach_views.home, name="home"),
     path("account/switch", outreach_views.account_switch, name="account-switch"),
-    path("", include("prospect_memory.notes.urls")),
-    path("", include("prospect_memory.business.urls")),
+    path("", include("prospect_memory.urls")),
     path("healthz", views.healthz, name="healthz"),
     path("mcp", mcp_endpoint, name="mcp"),
     path("api/v1/", include("prospect_memory.notes.api.urls")),

@@ -12,7 +12,7 @@ from datetime import date, timedelta
 from django.db.models import Count, Max, Q
 from django.db.models.functions import TruncDate
 
-from prospect_memory.core.health import FLAGGED_SHOWN
+from prospect_memory.core.health import FLAGGED_SHOWN, HealthSection
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.models import Dossier, Note, UsageEvent
 from prospect_memory.notes.records import NoteView
@@ -192,3 +192,11 @@ def chart(series: list[Day], *, width: int = 640, height: int = 160) -> dict:
             }
         )
     return {"width": width, "height": height, "bars": bars, "peak": peak}
+
+
+def section(account) -> HealthSection:
+    """The notes' part of the memory health page."""
+    health = memory_health(account=account)
+    return HealthSection(
+        "prospect_memory/_health.html", {"health": health, "chart": chart(health.series)}
+    )

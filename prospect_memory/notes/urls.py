@@ -9,5 +9,4 @@ urlpatterns = [
     path("companies/<str:domain>/notes/", views.note_list, name="note-list"),
     path("notes/<uuid:note_id>/delete/", views.note_delete_page, name="note-delete"),
     path("notes/<uuid:note_id>/review/", views.note_review_page, name="note-review"),
-    path("health/", views.health_page, name="health"),
 ]

@@ -22,10 +22,8 @@ from outreach.selectors import (
     prospect_for_member,
     relationship_for_domain,
 )
-from prospect_memory.core.health import health_sections
 from prospect_memory.notes.domains import resolve_domain
 from prospect_memory.notes.errors import InvalidDomain, NotFound
-from prospect_memory.notes.health import chart, memory_health
 from prospect_memory.notes.markdown import render_markdown
 from prospect_memory.notes.operations import NOTE_DELETE, NOTE_UNFLAG
 from prospect_memory.notes.records import NoteView
@@ -175,19 +173,6 @@ def note_review_page(request, note_id):
         return redirect(reverse("note-list", kwargs={"domain": domain}))
     shown = _Shown(note_view(note, domain=domain))
     return render(request, "prospect_memory/note_review.html", {"note": shown, "domain": domain})
-
-
-@require_GET
-@member_required
-def health_page(request):
-    require_module_admin(request.actor)
-    account = request.actor.account
-    health = memory_health(account=account)
-    return render(
-        request,
-        "prospect_memory/health.html",
-        {"health": health, "chart": chart(health.series), "sections": health_sections(account)},
-    )
 
 
 @require_GET

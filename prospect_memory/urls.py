@@ -1,0 +1,11 @@
+"""Prospect memory's pages: the notes', business memory's and the memory health page."""
+
+from django.urls import include, path
+
+from prospect_memory.core.views import health_page
+
+urlpatterns = [
+    path("", include("prospect_memory.notes.urls")),
+    path("", include("prospect_memory.business.urls")),
+    path("health/", health_page, name="health"),
+]
