@@ -4,7 +4,7 @@
 Seeds, in bulk (COPY), a probe account of 20,000 notes (``--probe-notes``) in companies of
 50, a small account of 300 notes, and filler accounts until the note table holds each size
 (100,000, then 1,000,000 notes); every note carries a real vector from the local embedding
-provider. At each size it builds the HNSW index (``note_index.build_index``: concurrently,
+provider. At each size it builds the HNSW index (``notes.index.build_index``: concurrently,
 timed), then measures, in process and on this machine:
 
 - ``outreach_search_knowledge`` (the operation, both kinds: the probe account also has 300

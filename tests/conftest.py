@@ -1,9 +1,33 @@
+from pathlib import Path
+
 import pytest
 
 from outreach.access import Actor
 from tests import factories
 from tests.fakes.gemini import API_KEY, FakeGemini
+from tests.helpers import token
 from tests.live import LiveServer
+from tests.rest import Api
+
+#: Fixtures that start a process, and the marker a test that uses one gets.
+_PROCESS_MARKERS = {
+    "live_kit": "live",
+    "unthrottled_kit": "live",
+    "worker": "worker",
+    "chromium": "browser",
+}
+#: Folders whose every test is slow.
+_SLOW_FOLDERS = {"faults", "fuzz", "load"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test by what it starts, so ``-m "not (live or worker or browser or slow)"``
+    is the fast subset (see the README's development section)."""
+    for item in items:
+        for fixture in _PROCESS_MARKERS.keys() & set(item.fixturenames):
+            item.add_marker(_PROCESS_MARKERS[fixture])
+        if _SLOW_FOLDERS & set(Path(item.path).parts):
+            item.add_marker("slow")
 
 
 @pytest.fixture(scope="session")
@@ -112,3 +136,25 @@ def committed(django_capture_on_commit_callbacks):
             return call(*args, **kwargs)
 
     return write
+
+
+@pytest.fixture(scope="session")
+def openapi():
+    from drf_spectacular.generators import SchemaGenerator
+
+    return SchemaGenerator().get_schema(request=None, public=True)
+
+
+@pytest.fixture
+def api(client, module_admin, openapi):
+    return Api(client, token(module_admin, client_name="REST client"), openapi)
+
+
+@pytest.fixture
+def api_for(client, openapi):
+    def make(member, scopes=("outreach_read", "outreach_write"), base_url="http://testserver"):
+        return Api(
+            client, token(member, scopes, client_name="REST client", base_url=base_url), openapi
+        )
+
+    return make

@@ -1,6 +1,10 @@
-"""Small helpers shared by tests that wait on other processes."""
+"""Small helpers shared by tests: waiting on other processes, issuing a token."""
 
 import time
+
+from outreach.services import access_token_issue
+
+READ_WRITE = ("outreach_read", "outreach_write")
 
 
 def wait_for(condition, timeout: float = 60.0, what: str = "condition", every: float = 0.1):
@@ -11,3 +15,14 @@ def wait_for(condition, timeout: float = 60.0, what: str = "condition", every: f
             return
         time.sleep(every)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def token(member, scopes=READ_WRITE, *, client_name="Agent", base_url="http://testserver"):
+    """A bearer token for ``member``, as ``manage.py issue_token`` issues it (one day)."""
+    return access_token_issue(
+        member=member,
+        scopes=list(scopes),
+        client_name=client_name,
+        expires_days=1,
+        base_url=base_url,
+    )

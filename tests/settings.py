@@ -35,7 +35,7 @@ PASSWORD_HASHERS = [
     "django.contrib.auth.hashers.PBKDF2PasswordHasher",
 ]
 
-# Tasks run inline unless a test starts a real worker (tests/prospect_memory/test_tasks.py),
+# Tasks run inline unless a test starts a real worker (tests/notes/test_tasks.py),
 # which uses the broker at CELERY_BROKER_URL (Redis in CI) or the in-memory transport.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "memory://"
 CELERY_TASK_ALWAYS_EAGER = True

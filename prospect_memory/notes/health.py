@@ -1,4 +1,4 @@
-"""Memory health: is the account's memory being reused, and is it kept clean?
+"""The notes' section of the memory health page: is research being reused, and is it kept clean?
 
 Read from the usage events that agent recalls and saves write (MCP and REST), and from the
 dossiers themselves. Everything is filtered by the one account.

@@ -143,7 +143,7 @@ _EF_SEARCH = "SET hnsw.ef_search = {ef_search}"
 
 @cache
 def _indexed_statement(model: str, dimensions: int) -> str:
-    """Nearest notes through ``model``'s HNSW index (``note_index``): the statement names
+    """Nearest notes through ``model``'s HNSW index (``notes.index``): the statement names
     the index's expression and its predicate literally, so the planner can use it; the
     scan goes on until the account filter has found enough rows."""
     expression = indexed_expression(dimensions, table_alias="n")
@@ -174,7 +174,7 @@ def notes_nearest(
 
     Exact (every candidate compared) for a search within one company, for accounts of up to
     KNOWLEDGE_EXACT_MAX_NOTES notes and for a model without a valid index; through the
-    model's HNSW index otherwise (``note_index``).
+    model's HNSW index otherwise (``notes.index``).
     """
     nearest, not_compared = _nearest_statements()
     dimensions = len(vector) if vector is not None else 0

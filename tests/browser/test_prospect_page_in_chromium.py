@@ -15,8 +15,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from outreach.models import Member, Prospect
-from outreach.services import access_token_issue
 from tests.browser.chrome import PASSWORD, click_and_load, csp_violations, shot
+from tests.helpers import token as issue_token
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -113,13 +113,7 @@ def test_member_reads_and_deletes_research_in_a_browser(live_kit, chromium):
     assert driver.find_elements(By.CSS_SELECTOR, "#login-form")
     assert csp_violations(driver) == []
 
-    token = access_token_issue(
-        member=owner,
-        scopes=["outreach_read"],
-        client_name="Browser test",
-        expires_days=1,
-        base_url=base,
-    )
+    token = issue_token(owner, ["outreach_read"], client_name="Browser test", base_url=base)
     ids = mcp_recall_ids(base, token, "founder@acme.dev")
     assert len(ids) == 3
     assert victim_id not in ids

@@ -1,6 +1,6 @@
 import pytest
 
-from outreach.services import access_token_issue
+from tests.helpers import token as issue_token
 
 
 @pytest.fixture
@@ -16,11 +16,5 @@ def capacity(settings):
 @pytest.fixture
 def bearer(module_admin) -> dict:
     """Headers of a module admin's REST client with both scopes."""
-    token = access_token_issue(
-        member=module_admin,
-        scopes=["outreach_read", "outreach_write"],
-        client_name="REST client",
-        expires_days=1,
-        base_url="http://testserver",
-    )
+    token = issue_token(module_admin, client_name="REST client")
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"}

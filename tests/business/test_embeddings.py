@@ -10,6 +10,7 @@ from prospect_memory.business import tasks
 from prospect_memory.business.models import Entry
 from prospect_memory.business.selectors import entries_search
 from prospect_memory.business.store import entry_store
+from tests.helpers import token as issue_token
 from tests.helpers import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -83,17 +84,10 @@ def test_a_failure_for_an_older_version_leaves_the_newer_one_pending(admin_actor
 def test_an_entry_matched_on_its_key_is_counted_once_it_is_shown(client, module_admin, gemini):
     """Search by meaning counts what it ranks in its own statement; an entry it could only
     match on its key is counted by the operation that shows it, over REST as over MCP."""
-    from outreach.services import access_token_issue
 
     gemini.mode = "503"
     entry_store(actor=Actor.for_member(module_admin), key="voice:banned_phrases", value=["x"])
-    bearer = access_token_issue(
-        member=module_admin,
-        scopes=["outreach_read"],
-        client_name="Agent",
-        expires_days=1,
-        base_url="http://testserver",
-    )
+    bearer = issue_token(module_admin, ["outreach_read"])
     answer = client.get(
         "/api/v1/business-memory/search?query=banned+phrases",
         HTTP_AUTHORIZATION=f"Bearer {bearer}",

@@ -9,10 +9,10 @@ import uuid
 import pytest
 from django.test import Client
 
-from outreach.services import access_token_issue
 from prospect_memory.business.models import Entry
 from prospect_memory.business.store import entry_store
 from tests import factories
+from tests.helpers import token as issue_token
 
 pytestmark = pytest.mark.django_db
 
@@ -22,13 +22,7 @@ SECRETS = ["A-SECRET-ICP", "A-SECRET-VOICE", "MEMBER-SECRET-SIGNATURE"]
 
 
 def token(member):
-    return access_token_issue(
-        member=member,
-        scopes=["outreach_read", "outreach_write"],
-        client_name="Agent",
-        expires_days=1,
-        base_url="http://testserver",
-    )
+    return issue_token(member)
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ source, merges with expected_version, and never sees another member's own contex
 import pytest
 
 from tests import factories
-from tests.mcp.test_mcp_client import MODES, data, error, run, token_for
+from tests.mcp_client import MODES, data, error, run, token_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -105,6 +105,7 @@ def test_eight_writers_of_distinct_new_keys_never_pass_the_capacity(admin_actor)
     assert sum(len(o.evicted) for o in outcomes) == 4
 
 
+@pytest.mark.slow
 def test_eight_writers_incrementing_a_counter_a_hundred_times_add_exactly_800(admin_actor):
     entry_store(actor=admin_actor, key="deals_touched", value=0)
 

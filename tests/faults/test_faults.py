@@ -1,6 +1,6 @@
 """Faults while Kit serves: the database connection dropped, a worker killed mid-task, the
 broker restarted. Nothing acknowledged is lost, errors are clear, Kit recovers by itself.
-(Provider outages, slowness, 429 and garbage are in tests/prospect_memory.)
+(Provider outages, slowness, 429 and garbage are in tests/notes and tests/core.)
 """
 
 import json
@@ -18,9 +18,9 @@ import httpx2
 import pytest
 from django.db import connection
 
-from outreach.services import access_token_issue
 from prospect_memory.notes.models import Note
 from tests.fakes.gemini import API_KEY, FakeGemini
+from tests.helpers import token as issue_token
 from tests.helpers import wait_for
 from tests.live import ROOT, LiveServer, free_port
 
@@ -28,13 +28,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def token_for(member, base_url):
-    return access_token_issue(
-        member=member,
-        scopes=["outreach_read", "outreach_write"],
-        client_name="Fault agent",
-        expires_days=1,
-        base_url=base_url,
-    )
+    return issue_token(member, client_name="Fault agent", base_url=base_url)
 
 
 def save_over_http(base, token, marker):

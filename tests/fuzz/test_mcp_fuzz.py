@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from outreach.services import access_token_issue
 from prospect_memory.notes.models import Note
+from tests.helpers import token as issue_token
 
 pytestmark = pytest.mark.django_db
 
@@ -41,13 +41,7 @@ json_values = st.recursive(
 
 @pytest.fixture
 def bearer(module_admin):
-    token = access_token_issue(
-        member=module_admin,
-        scopes=["outreach_read", "outreach_write"],
-        client_name="Fuzzer",
-        expires_days=1,
-        base_url="http://testserver",
-    )
+    token = issue_token(module_admin, client_name="Fuzzer")
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
 
 

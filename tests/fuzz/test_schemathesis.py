@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 
 from outreach.models import Member
-from outreach.services import access_token_issue
+from tests.helpers import token as issue_token
 from tests.live import LiveServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,13 +39,7 @@ def test_schemathesis_finds_no_server_errors_or_schema_violations(unthrottled_ki
     call_command("seed_demo", "--allow-insecure-demo", verbosity=0)
     call_command("seed_demo_research", verbosity=0)
     owner = Member.objects.get(account__slug="demo", user__username="demo@kit.test")
-    token = access_token_issue(
-        member=owner,
-        scopes=["outreach_read", "outreach_write"],
-        client_name="Schemathesis",
-        expires_days=1,
-        base_url=unthrottled_kit.url,
-    )
+    token = issue_token(owner, client_name="Schemathesis", base_url=unthrottled_kit.url)
     report = tmp_path / "schemathesis.log"
     result = subprocess.run(
         [

@@ -6,7 +6,7 @@ import pytest
 
 from outreach.services import suppression_add
 from tests import factories
-from tests.mcp.test_mcp_client import MODES, data, error, run, token_for
+from tests.mcp_client import MODES, data, error, run, token_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,13 +6,14 @@ import json
 import pytest
 
 from outreach.errors import ValidationFailed
-from outreach.services import access_token_issue, suppression_add
+from outreach.services import suppression_add
 from prospect_memory.business.models import Entry
 from prospect_memory.business.store import entry_store
 from prospect_memory.core.models import UsageEvent
 from prospect_memory.knowledge.payloads import search_data
 from prospect_memory.knowledge.selectors import knowledge_search
 from tests.factories import save_note
+from tests.helpers import token as issue_token
 
 pytestmark = pytest.mark.django_db
 
@@ -168,13 +169,7 @@ def test_bad_arguments_are_refused_by_field(admin_actor, arguments, field):
 
 @pytest.fixture
 def rest(client, module_admin):
-    token = access_token_issue(
-        member=module_admin,
-        scopes=["outreach_read"],
-        client_name="REST client",
-        expires_days=1,
-        base_url="http://testserver",
-    )
+    token = issue_token(module_admin, ["outreach_read"], client_name="REST client")
 
     def get(query: str):
         return client.get(f"/api/v1/knowledge/search?{query}", HTTP_AUTHORIZATION=f"Bearer {token}")

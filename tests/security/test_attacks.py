@@ -28,11 +28,11 @@ from outreach.access import Actor
 from outreach.clients import displayed_host
 from outreach.models import OAuthAccessTokenAccount, OAuthClientVerification
 from outreach.moderation import MODERATORS, moderators_group_sync
-from outreach.services import access_token_issue
 from prospect_memory.notes.models import Compaction, Note
 from prospect_memory.notes.services.compaction import dossier_compact
 from tests import factories
 from tests.factories import save_note
+from tests.helpers import token as issue_token
 from tests.oauth_client import (
     REDIRECT,
     Authorization,
@@ -171,13 +171,7 @@ def test_the_moderators_group_can_moderate_and_nothing_more(compaction, notes, a
 
 
 def test_token_revocation_in_admin_needs_the_change_permission(module_admin):
-    access_token_issue(
-        member=module_admin,
-        scopes=["outreach_read"],
-        client_name="Ops",
-        expires_days=1,
-        base_url="http://testserver",
-    )
+    issue_token(module_admin, ["outreach_read"], client_name="Ops")
     token = AccessToken.objects.get()
     browser = signed_in(staff_user("token-viewer", "oauth2_provider.view_accesstoken"))
     browser.post(
@@ -312,13 +306,7 @@ def test_client_update_cannot_take_a_reserved_name():
 
 
 def _bearer(member, client_name="Claude Code"):
-    token = access_token_issue(
-        member=member,
-        scopes=["outreach_read", "outreach_write"],
-        client_name=client_name,
-        expires_days=1,
-        base_url="http://testserver",
-    )
+    token = issue_token(member, client_name=client_name)
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
 
 
@@ -910,13 +898,7 @@ def test_the_token_endpoint_refuses_a_resource_other_than_kits(module_admin):
 def test_rest_checks_who_is_asking_before_reading_the_body(client, module_admin):
     anonymous = client.post("/api/v1/notes", "{", content_type="application/json")
     assert anonymous.status_code == 401
-    reader = access_token_issue(
-        member=module_admin,
-        scopes=["outreach_read"],
-        client_name="Reader",
-        expires_days=1,
-        base_url="http://testserver",
-    )
+    reader = issue_token(module_admin, ["outreach_read"], client_name="Reader")
     scoped = client.post(
         "/api/v1/notes", "{", content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {reader}"
     )

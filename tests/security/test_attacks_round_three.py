@@ -22,7 +22,6 @@ from django.utils import timezone
 
 from outreach.access import Actor
 from outreach.models import ClientRateWindow
-from outreach.services import access_token_issue
 from prospect_memory.business import changes
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import Entry, EntryVersion
@@ -31,19 +30,14 @@ from prospect_memory.core.admin import SealedValuesAdmin
 from prospect_memory.notes.models import Note
 from tests import factories
 from tests.factories import save_note
+from tests.helpers import token as issue_token
 from tests.security.test_attacks import signed_in, staff_user
 
 pytestmark = pytest.mark.django_db
 
 
 def _bearer(member) -> dict:
-    token = access_token_issue(
-        member=member,
-        scopes=["outreach_read", "outreach_write"],
-        client_name="Claude Code",
-        expires_days=1,
-        base_url="http://testserver",
-    )
+    token = issue_token(member, client_name="Claude Code")
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
 
 
@@ -69,6 +63,7 @@ def _largest_list(item) -> list:
             return values[:-1]
 
 
+@pytest.mark.slow
 def test_values_built_against_difflib_no_longer_break_the_entry_page(client, member):
     """The reported attack: two versions of a 520-item list of short strings answered 500
     after 22 s (RecursionError in difflib.ndiff); 20 versions of the largest values."""

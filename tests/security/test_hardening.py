@@ -9,7 +9,7 @@ from django.db import connection
 
 from outreach.access import Actor
 from outreach.ratelimit import RateLimited, write_allowed
-from outreach.services import access_token_issue
+from tests.helpers import token as issue_token
 
 pytestmark = pytest.mark.django_db
 
@@ -22,13 +22,7 @@ SAVE = {
 
 
 def token(member, client_name="Agent"):
-    return access_token_issue(
-        member=member,
-        scopes=["outreach_read", "outreach_write"],
-        client_name=client_name,
-        expires_days=1,
-        base_url="http://testserver",
-    )
+    return issue_token(member, client_name=client_name)
 
 
 def test_rest_writes_are_rate_limited_per_client_with_retry_after(client, module_admin, settings):

@@ -13,11 +13,12 @@ import pytest
 from django.test import Client
 
 from outreach.access import Actor
-from outreach.services import access_token_issue, suppression_add
+from outreach.services import suppression_add
 from prospect_memory.notes.models import AuditEvent, Compaction, Note
 from prospect_memory.notes.services.compaction import dossier_compact
 from tests import factories
 from tests.factories import save_note
+from tests.helpers import token as issue_token
 
 pytestmark = pytest.mark.django_db
 
@@ -56,13 +57,7 @@ def world(account, module_admin, other_account, other_admin):
         title="A-SECRET-TITLE merged",
         note_ids=[str(notes[0].id), str(notes[1].id)],
     )
-    token_b = access_token_issue(
-        member=other_admin,
-        scopes=["outreach_read", "outreach_write"],
-        client_name="B agent",
-        expires_days=1,
-        base_url="http://testserver",
-    )
+    token_b = issue_token(other_admin, client_name="B agent")
     browser_b = Client()
     browser_b.force_login(other_admin.user)
     return {

@@ -19,7 +19,6 @@ from django.utils import timezone
 
 from outreach.models import ClientRateWindow
 from outreach.operations import STORED_TEXT_IS_DATA
-from outreach.services import access_token_issue
 from prospect_memory.business.consolidation import consolidate
 from prospect_memory.business.models import Entry, EntryEvent, Promotion
 from prospect_memory.business.operations import RULES_NOT_ORDERS
@@ -27,6 +26,7 @@ from prospect_memory.business.store import entry_store
 from prospect_memory.core.integrity_report import DEFAULT_SET, load
 from prospect_memory.notes.models import AuditEvent, DailySaveCount, Note
 from tests import factories
+from tests.helpers import token as issue_token
 from tests.security.test_attacks import staff_user
 
 pytestmark = pytest.mark.django_db
@@ -45,13 +45,7 @@ POISONED_VOICE = {
 
 
 def bearer(member, name="Claude Code") -> dict:
-    token = access_token_issue(
-        member=member,
-        scopes=["outreach_read", "outreach_write"],
-        client_name=name,
-        expires_days=1,
-        base_url="http://testserver",
-    )
+    token = issue_token(member, client_name=name)
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
 
 

@@ -1,17 +1,7 @@
-import pytest
+"""A REST client for tests: bearer token, and every answer checked against the OpenAPI
+document (the ``api`` and ``api_for`` fixtures build it)."""
+
 from jsonschema import Draft202012Validator
-
-from outreach.services import access_token_issue
-
-
-def issue(member, scopes=("outreach_read", "outreach_write"), base_url="http://testserver"):
-    return access_token_issue(
-        member=member,
-        scopes=list(scopes),
-        client_name="REST client",
-        expires_days=1,
-        base_url=base_url,
-    )
 
 
 class Api:
@@ -47,23 +37,3 @@ class Api:
         content = spec.get("content", {}).get("application/json")
         if content:
             Draft202012Validator(content["schema"]).validate(response.json())
-
-
-@pytest.fixture(scope="session")
-def openapi():
-    from drf_spectacular.generators import SchemaGenerator
-
-    return SchemaGenerator().get_schema(request=None, public=True)
-
-
-@pytest.fixture
-def api(client, module_admin, openapi):
-    return Api(client, issue(module_admin), openapi)
-
-
-@pytest.fixture
-def api_for(client, openapi):
-    def make(member, scopes=("outreach_read", "outreach_write"), base_url="http://testserver"):
-        return Api(client, issue(member, scopes, base_url), openapi)
-
-    return make

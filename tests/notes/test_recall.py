@@ -19,8 +19,8 @@ def days_ago(n: int) -> str:
     return (utc_today() - timedelta(days=n)).isoformat()
 
 
-def test_unknown_domain_is_not_known_and_stale(actor):
-    data = recall_data(dossier_recall(actor=actor, domain="founder@acme.dev"))
+def test_unknown_domain_is_not_known_and_stale(admin_actor):
+    data = recall_data(dossier_recall(actor=admin_actor, domain="founder@acme.dev"))
     assert data["domain"] == "acme.dev"
     assert (data["known"], data["stale"], data["note_count"], data["notes"]) == (
         False,
@@ -32,11 +32,11 @@ def test_unknown_domain_is_not_known_and_stale(actor):
     assert data["relationship"]["last_reply"] is None
 
 
-def test_notes_come_newest_observed_first_with_per_note_staleness(actor):
-    save_note(actor, body="old fact", observed_at=days_ago(45))
-    save_note(actor, body="edge fact", observed_at=days_ago(30))
-    save_note(actor, body="new fact", observed_at=days_ago(1))
-    data = recall_data(dossier_recall(actor=actor, domain="acme.dev"))
+def test_notes_come_newest_observed_first_with_per_note_staleness(admin_actor):
+    save_note(admin_actor, body="old fact", observed_at=days_ago(45))
+    save_note(admin_actor, body="edge fact", observed_at=days_ago(30))
+    save_note(admin_actor, body="new fact", observed_at=days_ago(1))
+    data = recall_data(dossier_recall(actor=admin_actor, domain="acme.dev"))
     assert [n["body"] for n in data["notes"]] == ["new fact", "edge fact", "old fact"]
     assert [n["stale"] for n in data["notes"]] == [False, False, True]
     assert [n["age_days"] for n in data["notes"]] == [1, 30, 45]
@@ -57,38 +57,38 @@ def test_notes_come_newest_observed_first_with_per_note_staleness(actor):
     assert note["attribution"] == {"member": "admin@example.com", "oauth_client": None}
 
 
-def test_dossier_is_stale_when_its_newest_note_is(actor):
-    save_note(actor, body="old", observed_at=days_ago(31))
-    assert dossier_recall(actor=actor, domain="acme.dev").stale is True
+def test_dossier_is_stale_when_its_newest_note_is(admin_actor):
+    save_note(admin_actor, body="old", observed_at=days_ago(31))
+    assert dossier_recall(actor=admin_actor, domain="acme.dev").stale is True
 
 
-def test_overlap_pairs_among_the_twenty_newest(actor):
+def test_overlap_pairs_among_the_twenty_newest(admin_actor):
     body = "Acme raised a Series B of 40M led by Example Ventures."
-    a = save_note(actor, body=body, observed_at=days_ago(2)).note.id
-    b = save_note(actor, body=body + " Confirmed.", observed_at=days_ago(1)).note.id
-    save_note(actor, body="Acme runs on Django.", observed_at=days_ago(1))
-    data = recall_data(dossier_recall(actor=actor, domain="acme.dev"))
+    a = save_note(admin_actor, body=body, observed_at=days_ago(2)).note.id
+    b = save_note(admin_actor, body=body + " Confirmed.", observed_at=days_ago(1)).note.id
+    save_note(admin_actor, body="Acme runs on Django.", observed_at=days_ago(1))
+    data = recall_data(dossier_recall(actor=admin_actor, domain="acme.dev"))
     [pair] = data["overlap_pairs"]
     assert set(pair["note_ids"]) == {str(a), str(b)}
     assert pair["distance"] <= 0.30
 
 
-def test_overlap_pairs_ignore_notes_beyond_the_window(actor, limits):
+def test_overlap_pairs_ignore_notes_beyond_the_window(admin_actor, limits):
     limits(OVERLAP_PAIR_WINDOW=2)
     body = "Acme raised a Series B of 40M led by Example Ventures."
-    save_note(actor, body=body, observed_at=days_ago(10))
-    save_note(actor, body=body, observed_at=days_ago(9))
-    save_note(actor, body="Acme runs on Django.", observed_at=days_ago(1))
-    save_note(actor, body="Acme opened an office in Lyon.", observed_at=days_ago(1))
-    assert dossier_recall(actor=actor, domain="acme.dev").overlap_pairs == []
+    save_note(admin_actor, body=body, observed_at=days_ago(10))
+    save_note(admin_actor, body=body, observed_at=days_ago(9))
+    save_note(admin_actor, body="Acme runs on Django.", observed_at=days_ago(1))
+    save_note(admin_actor, body="Acme opened an office in Lyon.", observed_at=days_ago(1))
+    assert dossier_recall(actor=admin_actor, domain="acme.dev").overlap_pairs == []
 
 
-def test_relationship_and_stop_on_negative_reply(actor, account):
+def test_relationship_and_stop_on_negative_reply(admin_actor, account):
     campaign = factories.campaign(account, "Spring")
     prospect = factories.prospect(campaign, "ceo@acme.dev")
     factories.sent(prospect, 2)
     factories.reply(prospect, "negative")
-    data = recall_data(dossier_recall(actor=actor, domain="acme.dev"))
+    data = recall_data(dossier_recall(actor=admin_actor, domain="acme.dev"))
     rel = data["relationship"]
     assert [c["name"] for c in rel["campaigns"]] == ["Spring"]
     assert rel["messages_sent"] == 2
@@ -109,16 +109,16 @@ def test_relationship_and_stop_on_negative_reply(actor, account):
         ("unsubscribe", True),
     ],
 )
-def test_stop_conditions_by_last_reply(actor, account, sentiment, stop):
+def test_stop_conditions_by_last_reply(admin_actor, account, sentiment, stop):
     prospect = factories.prospect(factories.campaign(account), "ceo@acme.dev")
     factories.reply(prospect, sentiment)
-    assert dossier_recall(actor=actor, domain="acme.dev").should_stop is stop
+    assert dossier_recall(actor=admin_actor, domain="acme.dev").should_stop is stop
 
 
-def test_suppressed_domain_and_address_stop(actor, account):
+def test_suppressed_domain_and_address_stop(admin_actor, account):
     suppression_add(account=account, kind="address", value="ceo@acme.dev")
-    assert dossier_recall(actor=actor, domain="acme.dev").should_stop is False
-    recall = dossier_recall(actor=actor, domain="ceo@acme.dev")
+    assert dossier_recall(actor=admin_actor, domain="acme.dev").should_stop is False
+    recall = dossier_recall(actor=admin_actor, domain="ceo@acme.dev")
     data = recall_data(recall)
     assert data["relationship"]["suppressed"] is True
     assert data["relationship"]["suppression_matches"] == [
@@ -127,15 +127,17 @@ def test_suppressed_domain_and_address_stop(actor, account):
     assert [r["code"] for r in data["stop_reasons"]] == ["suppressed"]
 
     suppression_add(account=account, kind="domain", value="acme.dev")
-    assert dossier_recall(actor=actor, domain="acme.dev").should_stop is True
+    assert dossier_recall(actor=admin_actor, domain="acme.dev").should_stop is True
 
 
-def test_other_accounts_notes_and_relationship_are_invisible(actor, other_actor, other_account):
-    save_note(other_actor, body="their research")
+def test_other_accounts_notes_and_relationship_are_invisible(
+    admin_actor, rival_actor, other_account
+):
+    save_note(rival_actor, body="their research")
     prospect = factories.prospect(factories.campaign(other_account), "ceo@acme.dev")
     factories.reply(prospect, "bounce")
     suppression_add(account=other_account, kind="domain", value="acme.dev")
-    data = recall_data(dossier_recall(actor=actor, domain="acme.dev"))
+    data = recall_data(dossier_recall(actor=admin_actor, domain="acme.dev"))
     assert (data["known"], data["note_count"], data["notes"], data["should_stop"]) == (
         False,
         0,
@@ -145,13 +147,13 @@ def test_other_accounts_notes_and_relationship_are_invisible(actor, other_actor,
     assert data["relationship"]["campaigns"] == []
 
 
-def test_payload_cap_keeps_newest_that_fit(actor, limits):
+def test_payload_cap_keeps_newest_that_fit(admin_actor, limits):
     limits(RECALL_PAYLOAD_MAX_BYTES=25_000)
     ids = [
-        save_note(actor, body=f"{i} " + "x" * 9_000, observed_at=days_ago(10 - i)).note.id
+        save_note(admin_actor, body=f"{i} " + "x" * 9_000, observed_at=days_ago(10 - i)).note.id
         for i in range(5)
     ]
-    recall = dossier_recall(actor=actor, domain="acme.dev")
+    recall = dossier_recall(actor=admin_actor, domain="acme.dev")
     assert recall.truncated is True
     assert [v.id for v in recall.notes] == [ids[4], ids[3]]
     assert recall.omitted_note_ids == [ids[2], ids[1], ids[0]]
@@ -160,39 +162,41 @@ def test_payload_cap_keeps_newest_that_fit(actor, limits):
     assert recall.stale is False
 
 
-def test_payload_cap_ranks_by_query_when_given(actor, limits):
+def test_payload_cap_ranks_by_query_when_given(admin_actor, limits):
     limits(RECALL_PAYLOAD_MAX_BYTES=12_000)
     filler = " ".join(["lorem ipsum dolor"] * 500)
-    save_note(actor, body="Hiring: Acme hires data engineers in Berlin. " + filler)
+    save_note(admin_actor, body="Hiring: Acme hires data engineers in Berlin. " + filler)
     pricing = save_note(
-        actor, body="Pricing: Acme charges per seat, 49 euro per month. " + filler
+        admin_actor, body="Pricing: Acme charges per seat, 49 euro per month. " + filler
     ).note.id
-    save_note(actor, body="Office: Acme moved to a new office in Lyon. " + filler)
-    recall = dossier_recall(actor=actor, domain="acme.dev", query="Acme pricing per seat euro")
+    save_note(admin_actor, body="Office: Acme moved to a new office in Lyon. " + filler)
+    recall = dossier_recall(
+        actor=admin_actor, domain="acme.dev", query="Acme pricing per seat euro"
+    )
     assert recall.truncated is True
     assert recall.ranking == "query"
     assert [v.id for v in recall.notes] == [pricing]
     assert len(recall.omitted_note_ids) == 2
 
 
-def test_payload_under_the_cap_is_never_truncated(actor):
+def test_payload_under_the_cap_is_never_truncated(admin_actor):
     for i in range(9):
-        save_note(actor, body=f"fact {i} " + "y" * 9_000)
-    recall = dossier_recall(actor=actor, domain="acme.dev")
+        save_note(admin_actor, body=f"fact {i} " + "y" * 9_000)
+    recall = dossier_recall(actor=admin_actor, domain="acme.dev")
     assert recall.truncated is False
     assert len(recall.notes) == 9
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_recorded_recall_is_committed_and_unflushed_commit_stays_with_it(actor):
+def test_a_recorded_recall_is_committed_and_unflushed_commit_stays_with_it(admin_actor):
     from django.db import connection
 
     from prospect_memory.notes.models import UsageEvent
     from prospect_memory.notes.services.notes import recall_record
 
-    save_note(actor, body="fresh fact", observed_at=days_ago(1))
-    recall_record(actor=actor, recall=dossier_recall(actor=actor, domain="acme.dev"))
-    event = UsageEvent.objects.get(account=actor.account, kind="recall")
+    save_note(admin_actor, body="fresh fact", observed_at=days_ago(1))
+    recall_record(actor=admin_actor, recall=dossier_recall(actor=admin_actor, domain="acme.dev"))
+    event = UsageEvent.objects.get(account=admin_actor.account, kind="recall")
     assert (event.subject, event.from_memory) == ("acme.dev", True)
     with connection.cursor() as cursor:
         cursor.execute("SHOW synchronous_commit")

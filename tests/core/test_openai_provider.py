@@ -111,7 +111,7 @@ def test_a_server_down_is_retryable(fake):
         provider(fake).embed_documents(["a"])
 
 
-def test_notes_and_entries_are_embedded_and_searched_through_it(fake, settings, actor):
+def test_notes_and_entries_are_embedded_and_searched_through_it(fake, settings, admin_actor):
     from outreach.access import Actor
     from prospect_memory.business.selectors import entries_search
     from prospect_memory.business.store import entry_store
@@ -128,8 +128,8 @@ def test_notes_and_entries_are_embedded_and_searched_through_it(fake, settings, 
             "timeout": 2.0,
         },
     }
-    save_note(actor, title="Funding", body="Series B of 40M")
-    admin = Actor.for_member(actor.member)
+    save_note(admin_actor, title="Funding", body="Series B of 40M")
+    admin = Actor.for_member(admin_actor.member)
     entry_store(actor=admin, key="brand_voice", value={"tone": "warm"})
     found = entries_search(actor=admin, query="brand voice tone")
     assert [r.entry.key for r in found.results] == ["brand_voice"]

@@ -101,11 +101,16 @@ def test_service_down_is_retryable(fake):
         provider(fake).embed_documents(["a"])
 
 
-def test_the_provider_sees_only_title_and_body(fake, settings, actor, gemini):
+def test_the_provider_sees_only_title_and_body(fake, settings, admin_actor, gemini):
     from tests.factories import save_note
 
-    save_note(actor, title="Funding", body="Series B of 40M")
+    save_note(admin_actor, title="Funding", body="Series B of 40M")
     assert gemini.texts == ["Funding\n\nSeries B of 40M"]
     sent = str(gemini.requests)
-    for secret in ("admin@example.com", "acme-sales", "acme.dev", str(actor.account.pk) + '"'):
+    for secret in (
+        "admin@example.com",
+        "acme-sales",
+        "acme.dev",
+        str(admin_actor.account.pk) + '"',
+    ):
         assert secret not in sent

@@ -16,14 +16,14 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def acme(account, actor):
+def acme(account, admin_actor):
     campaign = factories.campaign(account, "Spring", locale="de")
     prospect = factories.prospect(campaign, "founder@acme.dev")
     factories.sent(prospect, 2)
     factories.reply(prospect, "positive")
     notes = [
         save_note(
-            actor,
+            admin_actor,
             title=f"Finding {i}",
             body=f"Fact **{i}** about Acme.",
             source_urls=[f"https://acme.dev/{i}"],
@@ -32,13 +32,6 @@ def acme(account, actor):
         for i in range(5)
     ]
     return prospect, notes
-
-
-@pytest.fixture
-def actor(module_admin):
-    from outreach.access import Actor
-
-    return Actor.for_member(module_admin)
 
 
 def browser_for(member):
@@ -96,11 +89,13 @@ def test_prospect_page_shows_the_three_newest_notes(module_admin, acme):
     assert "by admin@example.com" in page
 
 
-def test_stale_badge_and_stop_banner(module_admin, account, actor):
+def test_stale_badge_and_stop_banner(module_admin, account, admin_actor):
     prospect = factories.prospect(factories.campaign(account), "ceo@initech.com")
     factories.reply(prospect, "negative")
     save_note(
-        actor, domain="initech.com", observed_at=(utc_today() - timedelta(days=45)).isoformat()
+        admin_actor,
+        domain="initech.com",
+        observed_at=(utc_today() - timedelta(days=45)).isoformat(),
     )
     page = browser_for(module_admin).get(f"/prospects/{prospect.pk}/").content.decode()
     assert "Stale · 45 days old" in page
@@ -115,9 +110,9 @@ def test_suppressed_company_shows_the_stop_banner(module_admin, account, acme):
     assert "domain: acme.dev" in page
 
 
-def test_note_list_paginates_and_filters(module_admin, acme, actor):
+def test_note_list_paginates_and_filters(module_admin, acme, admin_actor):
     for i in range(20):
-        save_note(actor, body=f"extra {i}", source_urls=[f"https://acme.dev/x{i}"])
+        save_note(admin_actor, body=f"extra {i}", source_urls=[f"https://acme.dev/x{i}"])
     browser = browser_for(module_admin)
     first = browser.get("/companies/acme.dev/notes/").content.decode()
     assert first.count('class="note') == 20
@@ -236,14 +231,14 @@ def test_there_is_no_form_that_writes_a_note(module_admin, acme):
         assert "<textarea" not in page
 
 
-def test_memory_health(module_admin, account, actor, client):
+def test_memory_health(module_admin, account, admin_actor, client):
     from prospect_memory.notes.selectors import dossier_recall
     from prospect_memory.notes.services.notes import recall_record
 
-    save_note(actor, body="One finding.")
-    save_note(actor, body="One finding!", source_urls=["https://acme.dev/news/series-b"])
-    recall_record(actor=actor, recall=dossier_recall(actor=actor, domain="acme.dev"))
-    recall_record(actor=actor, recall=dossier_recall(actor=actor, domain="unknown.dev"))
+    save_note(admin_actor, body="One finding.")
+    save_note(admin_actor, body="One finding!", source_urls=["https://acme.dev/news/series-b"])
+    recall_record(actor=admin_actor, recall=dossier_recall(actor=admin_actor, domain="acme.dev"))
+    recall_record(actor=admin_actor, recall=dossier_recall(actor=admin_actor, domain="unknown.dev"))
     page = browser_for(module_admin).get("/health/").content.decode()
     assert "<svg" in page
     assert "50%" in page  # 1 of 2 recalls reused from memory

@@ -12,24 +12,26 @@ pytestmark = pytest.mark.django_db
 SERIES_B = "Acme raised a Series B of 40M led by Example Ventures."
 
 
-def test_save_with_a_healthy_provider_is_embedded_at_once(actor, gemini):
-    save_note(actor, body=SERIES_B)
-    result = save_note(actor, body=SERIES_B + " Confirmed.", source_urls=["https://x.example/"])
+def test_save_with_a_healthy_provider_is_embedded_at_once(admin_actor, gemini):
+    save_note(admin_actor, body=SERIES_B)
+    result = save_note(
+        admin_actor, body=SERIES_B + " Confirmed.", source_urls=["https://x.example/"]
+    )
     assert result.embedding_status == "ready"
     assert Note.objects.filter(embedding_model="gemini-embedding-001/768").count() == 2
     assert len(result.overlap.near_duplicates) == 1
 
 
 @pytest.mark.parametrize("fault", ["down", "slow", "429", "503", "garbage", "400"])
-def test_note_is_stored_pending_when_the_provider_fails(actor, gemini, fault):
-    save_note(actor, body="an earlier note", source_urls=["https://acme.dev/earlier"])
+def test_note_is_stored_pending_when_the_provider_fails(admin_actor, gemini, fault):
+    save_note(admin_actor, body="an earlier note", source_urls=["https://acme.dev/earlier"])
     if fault == "down":
         gemini.stop()
     elif fault == "slow":
         gemini.delay = 3.0  # the time budget is 1 s
     else:
         gemini.mode = fault
-    result = save_note(actor, body=SERIES_B)
+    result = save_note(admin_actor, body=SERIES_B)
     assert result.embedding_status == "pending"
     overlap = overlap_of(result)
     assert (overlap["compared"], overlap["skipped"], overlap["semantic_check"]) == (
@@ -42,23 +44,23 @@ def test_note_is_stored_pending_when_the_provider_fails(actor, gemini, fault):
     assert stored.embedding is None
 
 
-def test_pending_notes_are_backfilled_when_the_provider_returns(actor, gemini):
+def test_pending_notes_are_backfilled_when_the_provider_returns(admin_actor, gemini):
     gemini.mode = "503"
-    ids = [save_note(actor, body=f"{SERIES_B} v{i}").note.id for i in range(3)]
+    ids = [save_note(admin_actor, body=f"{SERIES_B} v{i}").note.id for i in range(3)]
     assert set(Note.objects.values_list("embedding_status", flat=True)) == {"pending"}
     gemini.mode = "ok"
     assert pipeline.backfill(NOTES) == 3
     assert set(Note.objects.filter(id__in=ids).values_list("embedding_status", flat=True)) == {
         "ready"
     }
-    again = save_note(actor, body=SERIES_B, source_urls=["https://other.example/"])
+    again = save_note(admin_actor, body=SERIES_B, source_urls=["https://other.example/"])
     assert again.overlap.skipped == 0
     assert len(again.overlap.near_duplicates) == 3
 
 
-def test_embedding_task_is_idempotent(actor, gemini):
+def test_embedding_task_is_idempotent(admin_actor, gemini):
     gemini.mode = "503"
-    note_id = save_note(actor).note.id
+    note_id = save_note(admin_actor).note.id
     gemini.mode = "ok"
     before = len(gemini.requests)
     assert pipeline.embed_one(NOTES, note_id) == "embedded"

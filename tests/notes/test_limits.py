@@ -17,12 +17,12 @@ from tests.factories import save_note
 pytestmark = pytest.mark.django_db
 
 
-def test_daily_limit_refuses_and_says_when_saving_opens(actor, limits):
+def test_daily_limit_refuses_and_says_when_saving_opens(admin_actor, limits):
     limits(DAILY_SAVE_LIMIT=3)
     for i in range(3):
-        save_note(actor, domain=f"company{i}.dev")
+        save_note(admin_actor, domain=f"company{i}.dev")
     with pytest.raises(DailyLimitReached) as info:
-        save_note(actor, domain="another.dev")
+        save_note(admin_actor, domain="another.dev")
     error = info.value
     tomorrow = datetime.combine(utc_today() + timedelta(days=1), datetime.min.time(), UTC)
     assert error.http_status == 429
@@ -32,12 +32,14 @@ def test_daily_limit_refuses_and_says_when_saving_opens(actor, limits):
     assert DailySaveCount.objects.get().saves == 3
 
 
-def test_daily_limit_is_per_account_and_per_utc_day(actor, other_actor, limits):
+def test_daily_limit_is_per_account_and_per_utc_day(admin_actor, rival_actor, limits):
     limits(DAILY_SAVE_LIMIT=1)
-    save_note(actor)
-    save_note(other_actor)  # another account has its own quota
-    DailySaveCount.objects.filter(account=actor.account).update(day=utc_today() - timedelta(days=1))
-    save_note(actor, body="a new day")  # yesterday's saves do not count
+    save_note(admin_actor)
+    save_note(rival_actor)  # another account has its own quota
+    DailySaveCount.objects.filter(account=admin_actor.account).update(
+        day=utc_today() - timedelta(days=1)
+    )
+    save_note(admin_actor, body="a new day")  # yesterday's saves do not count
 
 
 def test_default_limits_are_the_spec():
@@ -55,35 +57,35 @@ def test_default_limits_are_the_spec():
     assert CORE["EMBEDDING_INPUT_MAX_BYTES"] == 6_144
 
 
-def test_fifty_active_notes_per_domain_then_compaction_is_the_way_back(actor):
+def test_fifty_active_notes_per_domain_then_compaction_is_the_way_back(admin_actor):
     for i in range(50):
-        save_note(actor, body=f"finding number {i}", source_urls=[f"https://acme.dev/{i}"])
+        save_note(admin_actor, body=f"finding number {i}", source_urls=[f"https://acme.dev/{i}"])
     with pytest.raises(DomainNoteLimitReached) as info:
-        save_note(actor, body="one too many")
+        save_note(admin_actor, body="one too many")
     assert info.value.http_status == 409
     assert info.value.details == {"domain": "acme.dev", "note_count": 50, "limit": 50}
     assert "expected_note_count=50" in info.value.message
-    save_note(actor, domain="other.dev")  # other domains are unaffected
+    save_note(admin_actor, domain="other.dev")  # other domains are unaffected
 
     result = dossier_compact(
-        actor=actor, domain="acme.dev", expected_note_count=50, body="All fifty, merged."
+        actor=admin_actor, domain="acme.dev", expected_note_count=50, body="All fifty, merged."
     )
     assert result.note_count == 1
-    assert save_note(actor, body="room again").note_count == 2
+    assert save_note(admin_actor, body="room again").note_count == 2
 
 
-def test_refused_save_does_not_use_up_the_daily_quota(actor, limits):
+def test_refused_save_does_not_use_up_the_daily_quota(admin_actor, limits):
     limits(DOMAIN_NOTE_LIMIT=1)
-    save_note(actor)
+    save_note(admin_actor)
     with pytest.raises(DomainNoteLimitReached):
-        save_note(actor, body="refused")
+        save_note(admin_actor, body="refused")
     assert DailySaveCount.objects.get().saves == 1
 
 
-def test_compaction_suggested_above_eight_notes(actor):
-    results = [save_note(actor, body=f"fact {i}") for i in range(9)]
+def test_compaction_suggested_above_eight_notes(admin_actor):
+    results = [save_note(admin_actor, body=f"fact {i}") for i in range(9)]
     assert [r.compaction_suggested for r in results][-2:] == [False, True]
-    assert dossier_recall(actor=actor, domain="acme.dev").compaction_suggested is True
+    assert dossier_recall(actor=admin_actor, domain="acme.dev").compaction_suggested is True
 
 
 def test_member_who_is_not_module_admin_cannot_save_or_compact(member):

@@ -47,10 +47,10 @@ def test_generate_encryption_key_prints_a_usable_key():
     Keyring.from_strings([key])
 
 
-def test_backfill_embeddings_command(actor):
+def test_backfill_embeddings_command(admin_actor):
     from tests.factories import save_note
 
-    note = save_note(actor).note
+    note = save_note(admin_actor).note
     Note.objects.filter(id=note.id).update(
         embedding=None, embedding_status="pending", embedding_model=""
     )

@@ -1,55 +1,12 @@
 """The official MCP Python client against a live Kit server, in both protocol eras."""
 
-import asyncio
-
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from outreach.services import access_token_issue
 from tests import factories
+from tests.mcp_client import MODES, data, error, run, token_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-MODES = ["legacy", "auto", "2026-07-28"]
-
-
-def token_for(live_kit, member, scopes=("outreach_read", "outreach_write")):
-    return access_token_issue(
-        member=member,
-        scopes=list(scopes),
-        client_name="Claude Code",
-        expires_days=1,
-        base_url=live_kit.url,
-    )
-
-
-def run(live_kit, token, mode, steps):
-    """Open an MCP client session and run ``steps(client)`` in it."""
-
-    async def main():
-        http = httpx2.AsyncClient(
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=httpx2.Timeout(30.0, read=60.0),
-        )
-        async with http:
-            transport = streamable_http_client(f"{live_kit.url}/mcp", http_client=http)
-            async with Client(transport, mode=mode) as client:
-                return await steps(client)
-
-    return asyncio.run(main())
-
-
-def data(result):
-    assert not result.is_error, result.content[0].text
-    return result.structured_content["data"]
-
-
-def error(result):
-    assert result.is_error
-    return result.structured_content["error"]
 
 
 @pytest.fixture

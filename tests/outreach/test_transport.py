@@ -7,8 +7,8 @@ import pytest
 from django.utils import timezone
 from oauth2_provider.models import AccessToken
 
-from outreach.services import access_token_issue
 from tests import factories
+from tests.helpers import token as issue_token
 
 pytestmark = pytest.mark.django_db
 
@@ -17,13 +17,7 @@ MODERN = "2026-07-28"
 
 @pytest.fixture
 def token(module_admin):
-    return access_token_issue(
-        member=module_admin,
-        scopes=["outreach_read", "outreach_write"],
-        client_name="Test client",
-        expires_days=1,
-        base_url="http://testserver",
-    )
+    return issue_token(module_admin, client_name="Test client")
 
 
 def post(client, body, token=None, *, raw=False, **headers):
@@ -95,12 +89,8 @@ def test_expired_token_is_refused(client, token):
 
 
 def test_token_for_another_resource_is_refused(client, module_admin):
-    other = access_token_issue(
-        member=module_admin,
-        scopes=["outreach_read"],
-        client_name="Elsewhere",
-        expires_days=1,
-        base_url="https://other.example",
+    other = issue_token(
+        module_admin, ["outreach_read"], client_name="Elsewhere", base_url="https://other.example"
     )
     response = post(client, rpc("tools/list"), other)
     assert response.status_code == 401
@@ -285,13 +275,7 @@ def test_modern_request_without_envelope_is_invalid_params(client, token):
 
 
 def test_missing_scope_gets_a_403_insufficient_scope_challenge(client, module_admin):
-    read_only = access_token_issue(
-        member=module_admin,
-        scopes=["outreach_read"],
-        client_name="Reader",
-        expires_days=1,
-        base_url="http://testserver",
-    )
+    read_only = issue_token(module_admin, ["outreach_read"], client_name="Reader")
     body = rpc(
         "tools/call",
         {

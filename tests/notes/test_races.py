@@ -39,36 +39,36 @@ def errors(outcomes):
     return [o.code for o in outcomes if isinstance(o, KitError)]
 
 
-def test_only_one_save_wins_the_fiftieth_slot(actor):
+def test_only_one_save_wins_the_fiftieth_slot(admin_actor):
     for i in range(49):
-        save_note(actor, body=f"fact {i}")
-    outcomes = race(*[lambda i=i: save_note(actor, body=f"racer {i}") for i in range(8)])
+        save_note(admin_actor, body=f"fact {i}")
+    outcomes = race(*[lambda i=i: save_note(admin_actor, body=f"racer {i}") for i in range(8)])
     assert errors(outcomes).count("domain_note_limit_reached") == 7
     assert Note.objects.filter(status="active").count() == 50
 
 
-def test_only_one_save_wins_the_last_daily_save(actor, limits):
+def test_only_one_save_wins_the_last_daily_save(admin_actor, limits):
     limits(DAILY_SAVE_LIMIT=200)
-    DailySaveCount.objects.create(account=actor.account, day=_today(), saves=199)
+    DailySaveCount.objects.create(account=admin_actor.account, day=_today(), saves=199)
     outcomes = race(
-        *[lambda i=i: save_note(actor, domain=f"company{i}.dev", body="x") for i in range(8)]
+        *[lambda i=i: save_note(admin_actor, domain=f"company{i}.dev", body="x") for i in range(8)]
     )
     assert errors(outcomes).count("daily_limit_reached") == 7
     assert Note.objects.count() == 1
     assert DailySaveCount.objects.get().saves == 200
 
 
-def test_a_save_racing_a_compaction_is_never_swallowed(actor):
+def test_a_save_racing_a_compaction_is_never_swallowed(admin_actor):
     orders = {"save first": 0, "compaction first": 0}
     for round_ in range(12):
         domain = f"round{round_}.dev"
         for i in range(3):
-            save_note(actor, domain=domain, body=f"fact {i}")
+            save_note(admin_actor, domain=domain, body=f"fact {i}")
         compacted, saved = race(
             lambda domain=domain: dossier_compact(
-                actor=actor, domain=domain, expected_note_count=3, body="merged"
+                actor=admin_actor, domain=domain, expected_note_count=3, body="merged"
             ),
-            lambda domain=domain: save_note(actor, domain=domain, body="a new finding"),
+            lambda domain=domain: save_note(admin_actor, domain=domain, body="a new finding"),
         )
         assert not isinstance(saved, KitError), saved
         new_note = Note.objects.get(id=saved.note.id)

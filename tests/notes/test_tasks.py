@@ -17,11 +17,11 @@ def statuses(ids):
     return list(Note.objects.filter(id__in=ids).values_list("embedding_status", flat=True))
 
 
-def test_outage_during_twenty_saves_loses_nothing_and_backfills(actor, gemini, worker):
+def test_outage_during_twenty_saves_loses_nothing_and_backfills(admin_actor, gemini, worker):
     gemini.mode = "503"
     ids = [
         save_note(
-            actor, body=f"{SERIES_B} Fact {i}.", source_urls=[f"https://acme.dev/{i}"]
+            admin_actor, body=f"{SERIES_B} Fact {i}.", source_urls=[f"https://acme.dev/{i}"]
         ).note.id
         for i in range(20)
     ]
@@ -35,41 +35,43 @@ def test_outage_during_twenty_saves_loses_nothing_and_backfills(actor, gemini, w
     tasks.backfill_embeddings.delay()
     wait_for(lambda: set(statuses(ids)) == {"ready"}, what="backfill")
 
-    again = save_note(actor, body=f"{SERIES_B} Fact 3.", source_urls=["https://news.example/"])
+    again = save_note(
+        admin_actor, body=f"{SERIES_B} Fact 3.", source_urls=["https://news.example/"]
+    )
     assert again.overlap.skipped == 0
     assert str(ids[3]) in [d["id"] for d in overlap_of(again)["near_duplicates"]]
 
 
-def test_retryable_failure_is_retried_until_it_succeeds(actor, gemini, worker):
+def test_retryable_failure_is_retried_until_it_succeeds(admin_actor, gemini, worker):
     gemini.mode = "429"
-    note_id = save_note(actor).note.id
+    note_id = save_note(admin_actor).note.id
     wait_for(lambda: len(gemini.requests) >= 2, what="a first worker attempt")
     gemini.mode = "ok"
     wait_for(lambda: statuses([note_id]) == ["ready"], what="the retry")
 
 
-def test_permanent_failure_marks_the_note_failed(actor, gemini, worker):
+def test_permanent_failure_marks_the_note_failed(admin_actor, gemini, worker):
     gemini.mode = "400"
-    note_id = save_note(actor).note.id
+    note_id = save_note(admin_actor).note.id
     wait_for(lambda: statuses([note_id]) == ["failed"], what="the permanent failure")
     # Failed notes are not picked up again by the periodic backfill.
     gemini.mode = "ok"
     assert tasks.backfill_embeddings.apply().get() == 0
 
 
-def test_model_change_reembeds_an_account(actor, other_actor, worker):
-    save_note(actor)
-    save_note(other_actor)
+def test_model_change_reembeds_an_account(admin_actor, rival_actor, worker):
+    save_note(admin_actor)
+    save_note(rival_actor)
     Note.objects.update(embedding_model="an-old-model")
-    tasks.reembed_account.delay(actor.account.pk)
+    tasks.reembed_account.delay(admin_actor.account.pk)
     wait_for(
         lambda: Note.objects.filter(
-            account=actor.account, embedding_model="kit-local-hash-v1"
+            account=admin_actor.account, embedding_model="kit-local-hash-v1"
         ).exists(),
         what="re-embedding",
     )
     # Only that account was touched.
-    assert Note.objects.get(account=other_actor.account).embedding_model == "an-old-model"
+    assert Note.objects.get(account=rival_actor.account).embedding_model == "an-old-model"
 
 
 def test_beat_schedules_the_backfill():

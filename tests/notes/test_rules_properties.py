@@ -67,10 +67,10 @@ def test_url_normalisation_ignores_case_default_port_and_fragment(host, path, po
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(body=st.text(min_size=1, max_size=12_000))
-def test_a_save_stores_the_body_exactly_or_refuses(actor, body):
+def test_a_save_stores_the_body_exactly_or_refuses(admin_actor, body):
     before = Note.objects.count()
     try:
-        result = save_note(actor, domain="prop.dev", body=body)
+        result = save_note(admin_actor, domain="prop.dev", body=body)
     except KitError as error:
         assert error.code in {"validation_error", "body_too_large", "domain_note_limit_reached"}
         assert Note.objects.count() == before

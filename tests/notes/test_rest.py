@@ -112,7 +112,7 @@ def test_bad_input_gets_the_error_envelope(api, changes, status, code):
 
 
 def test_malformed_json_is_a_400(client, module_admin):
-    from tests.api.conftest import issue
+    from tests.helpers import token as issue
 
     response = client.post(
         "/api/v1/notes",
@@ -150,7 +150,7 @@ def test_list_filters_and_validates(api):
 
 
 def test_no_credentials_is_401_with_a_challenge(client, openapi):
-    from tests.api.conftest import Api
+    from tests.rest import Api
 
     response = Api(client, None, openapi).call(
         "get", "/api/v1/recall", "/api/v1/recall", domain="a.dev"

@@ -10,8 +10,8 @@ pytestmark = pytest.mark.django_db
 SERIES_B = "Acme raised a Series B of 40M led by Example Ventures."
 
 
-def test_first_note_has_nothing_to_overlap(actor):
-    overlap = overlap_of(save_note(actor))
+def test_first_note_has_nothing_to_overlap(admin_actor):
+    overlap = overlap_of(save_note(admin_actor))
     assert overlap["near_duplicates"] == overlap["overlaps"] == overlap["shared_sources"] == []
     assert (overlap["compared"], overlap["skipped"], overlap["semantic_check"]) == (
         0,
@@ -20,9 +20,9 @@ def test_first_note_has_nothing_to_overlap(actor):
     )
 
 
-def test_near_duplicate_comes_back_with_the_full_body(actor):
-    first = save_note(actor, body=SERIES_B, source_urls=["https://acme.dev/a"])
-    again = save_note(actor, body=SERIES_B + "!", source_urls=["https://news.example/acme"])
+def test_near_duplicate_comes_back_with_the_full_body(admin_actor):
+    first = save_note(admin_actor, body=SERIES_B, source_urls=["https://acme.dev/a"])
+    again = save_note(admin_actor, body=SERIES_B + "!", source_urls=["https://news.example/acme"])
     [dup] = overlap_of(again)["near_duplicates"]
     assert dup["id"] == str(first.note.id)
     assert dup["body"] == SERIES_B
@@ -32,7 +32,7 @@ def test_near_duplicate_comes_back_with_the_full_body(actor):
     assert dup["observed_at"] == first.note.observed_at.isoformat()
 
 
-def test_overlap_comes_back_with_a_300_character_excerpt(actor):
+def test_overlap_comes_back_with_a_300_character_excerpt(admin_actor):
     long_body = (
         "Acme closed a 40M Series B round, led by Example Ventures, in November. Existing "
         "investors Seedcamp and Point Nine joined the round; the money goes to hiring "
@@ -40,9 +40,9 @@ def test_overlap_comes_back_with_a_300_character_excerpt(actor):
         "the founder, who also said the company will double its support team next year."
     )
     assert len(long_body) > 300
-    first = save_note(actor, body=long_body, source_urls=["https://acme.dev/a"])
+    first = save_note(admin_actor, body=long_body, source_urls=["https://acme.dev/a"])
     result = save_note(
-        actor,
+        admin_actor,
         body="Acme closed a 40M Series B round, led by Example Ventures, in November. Existing "
         "investors Seedcamp and Point Nine joined the round; the money goes to hiring "
         "engineers for the data platform.",
@@ -57,11 +57,11 @@ def test_overlap_comes_back_with_a_300_character_excerpt(actor):
     assert "body" not in item
 
 
-def test_unrelated_note_is_in_no_bucket(actor):
-    save_note(actor, body=SERIES_B)
+def test_unrelated_note_is_in_no_bucket(admin_actor):
+    save_note(admin_actor, body=SERIES_B)
     data = overlap_of(
         save_note(
-            actor,
+            admin_actor,
             body="Acme runs on Django and PostgreSQL, deployed on AWS.",
             source_urls=["https://acme.dev/stack"],
         )
@@ -70,10 +70,10 @@ def test_unrelated_note_is_in_no_bucket(actor):
     assert data["compared"] == 1
 
 
-def test_shared_sources_compare_normalised_urls(actor):
-    first = save_note(actor, source_urls=["https://acme.dev/news?id=1", "https://acme.dev/x"])
+def test_shared_sources_compare_normalised_urls(admin_actor):
+    first = save_note(admin_actor, source_urls=["https://acme.dev/news?id=1", "https://acme.dev/x"])
     result = save_note(
-        actor,
+        admin_actor,
         body="Something else entirely about the office move.",
         source_urls=["HTTPS://ACME.DEV:443/news?id=1#para", "http://acme.dev/x"],
     )
@@ -84,29 +84,29 @@ def test_shared_sources_compare_normalised_urls(actor):
     }
 
 
-def test_overlap_never_looks_at_another_domain_or_account(actor, other_actor):
-    save_note(other_actor, body=SERIES_B)  # same domain, other account
-    save_note(actor, domain="other.dev", body=SERIES_B)  # same account, other domain
-    data = overlap_of(save_note(actor, body=SERIES_B))
+def test_overlap_never_looks_at_another_domain_or_account(admin_actor, rival_actor):
+    save_note(rival_actor, body=SERIES_B)  # same domain, other account
+    save_note(admin_actor, domain="other.dev", body=SERIES_B)  # same account, other domain
+    data = overlap_of(save_note(admin_actor, body=SERIES_B))
     assert data["near_duplicates"] == data["shared_sources"] == []
     assert data["compared"] == 0
 
 
-def test_notes_without_embeddings_are_counted_as_skipped(actor):
-    save_note(actor, body=SERIES_B)
-    save_note(actor, body="Acme hires in Berlin.", source_urls=["https://acme.dev/jobs"])
+def test_notes_without_embeddings_are_counted_as_skipped(admin_actor):
+    save_note(admin_actor, body=SERIES_B)
+    save_note(admin_actor, body="Acme hires in Berlin.", source_urls=["https://acme.dev/jobs"])
     Note.objects.filter(body_bytes=len(SERIES_B)).update(
         embedding=None, embedding_status="pending", embedding_model=""
     )
-    data = overlap_of(save_note(actor, body=SERIES_B, source_urls=["https://acme.dev/c"]))
+    data = overlap_of(save_note(admin_actor, body=SERIES_B, source_urls=["https://acme.dev/c"]))
     assert data["near_duplicates"] == []  # the twin has no vector yet
     assert (data["compared"], data["skipped"], data["semantic_check"]) == (1, 1, "partial")
     assert "not proof" in data["semantic_check_note"]
 
 
-def test_vectors_of_another_model_are_not_compared(actor):
-    save_note(actor, body=SERIES_B)
+def test_vectors_of_another_model_are_not_compared(admin_actor):
+    save_note(admin_actor, body=SERIES_B)
     Note.objects.update(embedding_model="some-older-model")
-    data = overlap_of(save_note(actor, body=SERIES_B, source_urls=["https://acme.dev/c"]))
+    data = overlap_of(save_note(admin_actor, body=SERIES_B, source_urls=["https://acme.dev/c"]))
     assert data["skipped"] == 1
     assert data["near_duplicates"] == []

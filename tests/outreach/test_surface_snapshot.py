@@ -1,6 +1,6 @@
 """What clients see of the agent surface, pinned: the MCP tools/list answer and the OpenAPI
 document. A change shows up here as a diff to look at; when it is intended, rewrite the
-snapshot with ``KIT_UPDATE_SNAPSHOTS=1 scripts/test tests/api/test_surface_snapshot.py``."""
+snapshot with ``KIT_UPDATE_SNAPSHOTS=1 scripts/test tests/outreach/test_surface_snapshot.py``."""
 
 import json
 import os
