@@ -336,8 +336,14 @@ PROSPECT_MEMORY = {
     "GEMINI_API_KEY": env("GEMINI_API_KEY", default=""),
     "OPENAI_API_KEY": env("OPENAI_API_KEY", default=""),
 }
+# Which provider embeds (SPEC 14): the one named (semantic, gemini, openai-compatible,
+# hashing, or a dotted path); else Gemini when its key is set; else the local semantic model.
 if env("PROSPECT_MEMORY_EMBEDDING_PROVIDER", default=""):
     PROSPECT_MEMORY["EMBEDDING_PROVIDER"] = env("PROSPECT_MEMORY_EMBEDDING_PROVIDER")
+elif PROSPECT_MEMORY["GEMINI_API_KEY"]:
+    PROSPECT_MEMORY["EMBEDDING_PROVIDER"] = "gemini"
+if env("PROSPECT_MEMORY_EMBEDDING_THRESHOLDS_FILE", default=""):
+    PROSPECT_MEMORY["EMBEDDING_THRESHOLDS_FILE"] = env("PROSPECT_MEMORY_EMBEDDING_THRESHOLDS_FILE")
 if env("PROSPECT_MEMORY_EMBEDDING_OPTIONS", default=""):
     PROSPECT_MEMORY["EMBEDDING_OPTIONS"] = env.json("PROSPECT_MEMORY_EMBEDDING_OPTIONS")
 

@@ -17,6 +17,15 @@ os.environ.setdefault("SECRET_KEY", "kit-test-secret-key-not-for-production-use-
 _scratch = Path(tempfile.mkdtemp(prefix="kit-test-"))
 os.environ.setdefault("KIT_DATA_DIR", str(_scratch / "data"))
 
+# The suite embeds with the hashing provider (fast, no model to load), and so do the
+# servers and workers it starts; the tests about the semantic model build it themselves.
+# Its thresholds are pinned at the product page's 0.10 / 0.30: the tests about overlap are
+# written against them (the hashing provider's calibrated ones are in core/thresholds.json).
+os.environ.setdefault("PROSPECT_MEMORY_EMBEDDING_PROVIDER", "hashing")
+os.environ.setdefault(
+    "PROSPECT_MEMORY_EMBEDDING_OPTIONS", '{"near_duplicate_distance": 0.1, "overlap_distance": 0.3}'
+)
+
 if not os.environ.get("PROSPECT_MEMORY_ENCRYPTION_KEYS"):
     from prospect_memory.core.crypto import generate_key
 

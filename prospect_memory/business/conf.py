@@ -48,10 +48,11 @@ DEFAULTS: dict[str, Any] = {
     "PROMOTE_MIN_CONFIDENCE": 70,
     # Consolidation (SPEC 13): an entry neither read nor written for IDLE_DAYS loses
     # DEMOTE_POINTS of confidence per full period; two live entries of one layer and
-    # category within MERGE_DISTANCE (cosine) are merged.
+    # category within MERGE_DISTANCE (cosine) are merged. None: the embedding model's own
+    # merge distance (core/thresholds.json, from calibration), as every distance should be.
     "CONSOLIDATION_IDLE_DAYS": 30,
     "CONSOLIDATION_DEMOTE_POINTS": 10,
-    "CONSOLIDATION_MERGE_DISTANCE": 0.10,
+    "CONSOLIDATION_MERGE_DISTANCE": None,
 }
 
 business_settings = AppSettings("BUSINESS_MEMORY", DEFAULTS)

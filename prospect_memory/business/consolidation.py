@@ -5,7 +5,7 @@ true. Per account, in order:
 2. demote: an entry neither read nor written for CONSOLIDATION_IDLE_DAYS loses
    CONSOLIDATION_DEMOTE_POINTS of confidence for each full idle period, never below 0,
    recorded as a version by "consolidation" (so it may leave the knowledge index);
-3. merge: two live entries of one layer and category within CONSOLIDATION_MERGE_DISTANCE
+3. merge: two live entries of one layer and category within the model's merge distance
    become one: the lower-confidence one turns into an alias of the other (its key then
    answers for that entry), its own value kept, and the merge can be undone;
 4. record what it did (``ConsolidationRun``), shown on the memory health page.
@@ -218,11 +218,14 @@ def _keeps(a: Entry, b: Entry) -> tuple[Entry, Entry]:
 
 def _merge(place: Place, now: datetime, *, dry_run: bool) -> list[tuple[str, str, str, float]]:
     merged = []
+    provider = get_provider()
     distance = business_settings.CONSOLIDATION_MERGE_DISTANCE
+    if distance is None:
+        distance = provider.thresholds.merge
     with transaction.atomic():
         if not dry_run:
             lock_shelf(place)
-        pairs = _pairs(place, get_provider().model, distance)
+        pairs = _pairs(place, provider.model, distance)
         if not pairs:
             return merged
         ids = {i for a, b, _ in pairs for i in (a, b)}

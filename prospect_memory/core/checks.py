@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from django.core.checks import Error, Tags, register
+from django.core.checks import Error, Tags, Warning, register
 from django.db import connections
-from django.utils.module_loading import import_string
 
 from prospect_memory.core.conf import core_settings, unknown_keys
 from prospect_memory.core.crypto import KeyConfigurationError, Keyring
@@ -28,28 +27,64 @@ def check_encryption_keys(app_configs, **kwargs):
 
 @register()
 def check_embedding_provider(app_configs, **kwargs):
-    path = core_settings.EMBEDDING_PROVIDER
+    from prospect_memory.core.embeddings import PROVIDERS, PermanentEmbeddingError, provider_class
+
+    name = core_settings.EMBEDDING_PROVIDER
     try:
-        provider = import_string(path)
+        provider = provider_class(name)
     except ImportError as exc:
         return [
             Error(
-                f"embedding provider {path!r} cannot be imported: {exc}",
-                hint="Set PROSPECT_MEMORY['EMBEDDING_PROVIDER'] to a provider class path, e.g. "
-                "prospect_memory.core.embeddings.LocalProvider.",
+                f"embedding provider {name!r} cannot be imported: {exc}",
+                hint=f"Set PROSPECT_MEMORY_EMBEDDING_PROVIDER to one of {', '.join(PROVIDERS)} "
+                "or to a provider class's dotted path.",
                 id="prospect_memory.E002",
             )
         ]
     try:
-        provider(**core_settings.EMBEDDING_OPTIONS)  # builds a client lazily: no network
+        built = provider(**core_settings.EMBEDDING_OPTIONS)  # no network, no model loaded
     except (TypeError, ValueError) as exc:
         return [
             Error(
-                f"embedding provider {path!r} cannot be built from EMBEDDING_OPTIONS: {exc}",
+                f"embedding provider {name!r} cannot be built from EMBEDDING_OPTIONS: {exc}",
                 hint="Check PROSPECT_MEMORY['EMBEDDING_OPTIONS'] (or the JSON in "
                 "PROSPECT_MEMORY_EMBEDDING_OPTIONS) against the provider's options in "
-                "docs/operations.md.",
+                "docs/embeddings.md.",
                 id="prospect_memory.E004",
+            )
+        ]
+    try:
+        built.verify()
+    except PermanentEmbeddingError as exc:
+        return [
+            Error(
+                str(exc),
+                hint="The model and tokenizer files must be the ones the model's manifest "
+                "pins by SHA-256 (docs/embeddings.md); Kit never runs another file.",
+                id="prospect_memory.E006",
+            )
+        ]
+    return []
+
+
+@register(Tags.security, deploy=True)
+def check_hashing_provider_in_production(app_configs, **kwargs):
+    from django.conf import settings
+
+    from prospect_memory.core.embeddings import HashingProvider, provider_class
+
+    try:
+        hashing = issubclass(provider_class(core_settings.EMBEDDING_PROVIDER), HashingProvider)
+    except ImportError:
+        return []  # E002 says so
+    if hashing and not settings.DEBUG:
+        return [
+            Warning(
+                "the hashing embedding provider serves with DEBUG off: it compares words, "
+                "not meaning, so a finding saved in other words is not recognised",
+                hint="Unset PROSPECT_MEMORY_EMBEDDING_PROVIDER for the local semantic model, "
+                "or configure Gemini (GEMINI_API_KEY).",
+                id="prospect_memory.W001",
             )
         ]
     return []

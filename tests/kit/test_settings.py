@@ -35,9 +35,14 @@ def _production_env(tmp_path):
             "DATABASE_URL": os.environ["DATABASE_URL"],
         }
     )
-    env.pop("SECURE_SSL_REDIRECT", None)
-    env.pop("SESSION_COOKIE_SECURE", None)
-    env.pop("CSRF_COOKIE_SECURE", None)
+    for test_only in (
+        "SECURE_SSL_REDIRECT",
+        "SESSION_COOKIE_SECURE",
+        "CSRF_COOKIE_SECURE",
+        "PROSPECT_MEMORY_EMBEDDING_PROVIDER",
+        "PROSPECT_MEMORY_EMBEDDING_OPTIONS",
+    ):
+        env.pop(test_only, None)
     return env
 
 
@@ -57,6 +62,35 @@ def test_check_deploy_flags_generated_development_secrets(tmp_path):
     assert "PROSPECT_MEMORY_ENCRYPTION_KEYS was generated" in result.stderr
     # The generated secrets are kept private to the owner.
     assert (tmp_path / "encryption_key").stat().st_mode & 0o077 == 0
+
+
+def test_check_deploy_warns_when_the_hashing_provider_serves(tmp_path):
+    env = _production_env(tmp_path)
+    env["PROSPECT_MEMORY_EMBEDDING_PROVIDER"] = "hashing"
+    result = _manage("check", "--deploy", "--fail-level", "WARNING", env=env)
+    assert result.returncode != 0
+    assert "prospect_memory.W001" in result.stderr
+
+
+def _provider(env) -> str:
+    script = (
+        "import django; django.setup(); "
+        "from prospect_memory.core.embeddings import get_provider; print(get_provider().model)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip().splitlines()[-1]
+
+
+def test_the_semantic_model_embeds_unless_gemini_or_another_provider_is_configured(tmp_path):
+    env = _production_env(tmp_path)
+    assert _provider(env) == "all-MiniLM-L6-v2-int8"
+    assert _provider({**env, "GEMINI_API_KEY": "a-key"}) == "gemini-embedding-001/768"
+    assert _provider({**env, "PROSPECT_MEMORY_EMBEDDING_PROVIDER": "hashing"}) == (
+        "kit-local-hash-v1"
+    )
 
 
 def test_debug_is_off_unless_asked(settings):

@@ -51,8 +51,9 @@ def test_search_through_the_index_finds_what_exact_search_finds(admin_actor, set
 @pytest.mark.django_db(transaction=True)
 def test_the_command_builds_another_models_index_and_drops_the_old(settings, capsys):
     local = index_name(get_provider().model)
+    before = settings.PROSPECT_MEMORY
     settings.PROSPECT_MEMORY = {
-        **settings.PROSPECT_MEMORY,
+        **before,
         "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.OpenAICompatibleProvider",
         "EMBEDDING_OPTIONS": {"api_key": API_KEY, "model": MODEL, "dimensions": NATIVE_DIMENSIONS},
     }
@@ -62,10 +63,6 @@ def test_the_command_builds_another_models_index_and_drops_the_old(settings, cap
         assert indexes() == {other}
         assert f"dropped {local}" in capsys.readouterr().out
     finally:
-        settings.PROSPECT_MEMORY = {
-            key: value
-            for key, value in settings.PROSPECT_MEMORY.items()
-            if key not in ("EMBEDDING_PROVIDER", "EMBEDDING_OPTIONS")
-        }
+        settings.PROSPECT_MEMORY = before
         call_command("knowledge_index", "--drop-others")
     assert indexes() == {local}

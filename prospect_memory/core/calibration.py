@@ -1,0 +1,209 @@
+"""Calibration of an embedding model's distances on labelled pairs of notes (SPEC 14).
+
+Each pair is in one of four classes: the same finding restated (``restated``), the same
+fact in other words (``paraphrase``), the same topic but another fact (``same_topic``), an
+unrelated fact about the same company (``unrelated``). A near duplicate is a restated
+pair; an overlap is a restated or paraphrased one. For a model, the report gives each
+class's distances, and the precision, recall and F1 of both thresholds as they stand and
+at their best (the threshold with the highest F1 on the pairs fitted).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: The labelled pairs that ship with Kit.
+SHIPPED_PAIRS = Path(__file__).with_name("datasets") / "calibration_pairs.jsonl"
+
+CLASSES = ("restated", "paraphrase", "same_topic", "unrelated")
+#: What each threshold should catch.
+NEAR_DUPLICATE = frozenset({"restated"})
+OVERLAP = frozenset({"restated", "paraphrase"})
+
+
+@dataclass(frozen=True)
+class Pair:
+    id: str
+    language: str
+    kind: str
+    a: dict
+    b: dict
+
+
+def load_pairs(path: Path = SHIPPED_PAIRS) -> list[Pair]:
+    pairs = []
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if row["class"] not in CLASSES:
+            raise ValueError(f"{path}:{number}: class must be one of {', '.join(CLASSES)}")
+        pairs.append(Pair(row["id"], row["language"], row["class"], row["a"], row["b"]))
+    return pairs
+
+
+@dataclass(frozen=True)
+class Score:
+    threshold: float
+    precision: float
+    recall: float
+
+    @property
+    def f1(self) -> float:
+        total = self.precision + self.recall
+        return 2 * self.precision * self.recall / total if total else 0.0
+
+
+def score(measured: list[tuple[float, str]], positive: frozenset[str], threshold: float) -> Score:
+    """How well "distance at or below ``threshold``" finds the ``positive`` classes."""
+    caught = [kind for distance, kind in measured if distance <= threshold]
+    hits = sum(kind in positive for kind in caught)
+    wanted = sum(kind in positive for _, kind in measured)
+    return Score(
+        threshold=threshold,
+        precision=hits / len(caught) if caught else 1.0,
+        recall=hits / wanted if wanted else 1.0,
+    )
+
+
+def best(measured: list[tuple[float, str]], positive: frozenset[str]) -> Score:
+    """The threshold with the highest F1, halfway between two neighbouring measured
+    distances (ties: the lowest), to three decimals."""
+    distances = sorted({round(d, 4) for d, _ in measured})
+    candidates = [(a + b) / 2 for a, b in itertools.pairwise(distances)]
+    scored = [score(measured, positive, round(c, 3)) for c in candidates or [0.1]]
+    top = max(s.f1 for s in scored)
+    return next(s for s in scored if math.isclose(s.f1, top))
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+
+    def at(q: float) -> float:
+        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+    return {"min": ordered[0], "p10": at(0.1), "p50": at(0.5), "p90": at(0.9), "max": ordered[-1]}
+
+
+@dataclass
+class Report:
+    model: str
+    pairs: int
+    fitted_on: str
+    #: Distances by class, and by language then class.
+    by_class: dict[str, dict[str, float]] = field(default_factory=dict)
+    by_language: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    current: dict[str, Score] = field(default_factory=dict)
+    best: dict[str, Score] = field(default_factory=dict)
+    #: The best thresholds' scores on each language's pairs.
+    per_language: dict[str, dict[str, Score]] = field(default_factory=dict)
+
+
+def calibrate(
+    pairs: list[Pair],
+    *,
+    model: str,
+    embed: Callable[[list[str]], list[list[float]]],
+    text_of: Callable[[dict], str],
+    current: tuple[float, float],
+    fit_languages: Iterable[str] | None = None,
+    batch: int = 64,
+) -> Report:
+    """Embed both sides of every pair with ``embed`` and measure; the best thresholds are
+    fitted on the pairs of ``fit_languages`` (every pair when None)."""
+    texts = sorted({text_of(side) for pair in pairs for side in (pair.a, pair.b)})
+    vectors: dict[str, list[float]] = {}
+    for start in range(0, len(texts), batch):
+        chunk = texts[start : start + batch]
+        vectors.update(zip(chunk, embed(chunk), strict=True))
+    distance = {
+        pair.id: 1.0
+        - sum(
+            x * y for x, y in zip(vectors[text_of(pair.a)], vectors[text_of(pair.b)], strict=True)
+        )
+        for pair in pairs
+    }
+    chosen = set(fit_languages) if fit_languages else None
+    fitted = [p for p in pairs if chosen is None or p.language in chosen]
+    measured = [(distance[p.id], p.kind) for p in fitted]
+    report = Report(
+        model=model,
+        pairs=len(pairs),
+        fitted_on="every pair" if chosen is None else f"the {', '.join(sorted(chosen))} pairs",
+    )
+    for kind in CLASSES:
+        found = [distance[p.id] for p in pairs if p.kind == kind]
+        if found:
+            report.by_class[kind] = percentiles(found)
+    for language in sorted({p.language for p in pairs}):
+        report.by_language[language] = {
+            kind: percentiles(found)
+            for kind in CLASSES
+            if (
+                found := [
+                    distance[p.id] for p in pairs if p.language == language and p.kind == kind
+                ]
+            )
+        }
+    near_now, overlap_now = current
+    report.current = {
+        "near_duplicate": score(measured, NEAR_DUPLICATE, near_now),
+        "overlap": score(measured, OVERLAP, overlap_now),
+    }
+    near = best(measured, NEAR_DUPLICATE)
+    overlap = best(measured, OVERLAP)
+    if overlap.threshold < near.threshold:
+        overlap = score(measured, OVERLAP, near.threshold)
+    report.best = {"near_duplicate": near, "overlap": overlap}
+    for language in sorted({p.language for p in pairs}):
+        mine = [(distance[p.id], p.kind) for p in pairs if p.language == language]
+        report.per_language[language] = {
+            "near_duplicate": score(mine, NEAR_DUPLICATE, near.threshold),
+            "overlap": score(mine, OVERLAP, overlap.threshold),
+        }
+    return report
+
+
+def markdown(report: Report) -> str:
+    """The report as the tables docs/embeddings.md shows."""
+    lines = [
+        f"### {report.model}",
+        "",
+        f"{report.pairs} pairs; best thresholds fitted on {report.fitted_on}.",
+        "",
+        "| class | min | p10 | p50 | p90 | max |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for kind, found in report.by_class.items():
+        lines.append(f"| {kind} | " + " | ".join(f"{v:.3f}" for v in found.values()) + " |")
+    lines += [
+        "",
+        "| threshold | value | precision | recall | F1 |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for label, scores in (("in force", report.current), ("best", report.best)):
+        for name, s in scores.items():
+            lines.append(
+                f"| {name.replace('_', ' ')} ({label}) | {s.threshold:.3f} | "
+                f"{s.precision:.2f} | {s.recall:.2f} | {s.f1:.2f} |"
+            )
+    lines += [
+        "",
+        "| language | restated p50 | paraphrase p50 | same topic p50 | unrelated p50 | "
+        "near dup. P / R | overlap P / R |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for language, found in report.by_language.items():
+        cells = [f"{found[k]['p50']:.3f}" if k in found else "" for k in CLASSES]
+        scores = report.per_language[language]
+        near, overlap = scores["near_duplicate"], scores["overlap"]
+        lines.append(
+            f"| {language} | {' | '.join(cells)} | {near.precision:.2f} / {near.recall:.2f} | "
+            f"{overlap.precision:.2f} / {overlap.recall:.2f} |"
+        )
+    return "\n".join(lines) + "\n"

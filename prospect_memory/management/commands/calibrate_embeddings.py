@@ -1,0 +1,88 @@
+"""Calibrate the configured embedding model's distances on labelled note pairs (SPEC 14)."""
+
+from datetime import date
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from prospect_memory.core import calibration, thresholds
+from prospect_memory.core.embeddings import EmbeddingError, get_provider
+from prospect_memory.notes.rules import embedding_input
+
+
+class Command(BaseCommand):
+    help = (
+        "Embed a labelled set of note pairs (restated, paraphrase, same topic, unrelated) "
+        "with the configured provider and print each class's distances and the precision, "
+        "recall and F1 of near duplicates and overlaps, at the thresholds in force and at the "
+        "best ones. --write stores the best ones as this model's thresholds."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--pairs",
+            type=Path,
+            default=calibration.SHIPPED_PAIRS,
+            metavar="FILE",
+            help=f"JSON-lines pairs (default: the {calibration.SHIPPED_PAIRS.name} Kit ships)",
+        )
+        parser.add_argument(
+            "--fit",
+            metavar="LANGUAGES",
+            help="fit the best thresholds on these languages' pairs only (comma-separated, "
+            "e.g. en); default every pair",
+        )
+        parser.add_argument(
+            "--write",
+            action="store_true",
+            help="store the best thresholds for this model (in EMBEDDING_THRESHOLDS_FILE, or "
+            "the file Kit ships when none is set)",
+        )
+
+    def handle(self, *args, pairs, fit=None, write=False, **options):
+        try:
+            labelled = calibration.load_pairs(pairs)
+        except (OSError, ValueError, KeyError) as error:
+            raise CommandError(f"cannot read {pairs}: {error}") from None
+        if not labelled:
+            raise CommandError(f"{pairs} holds no pairs")
+        provider = get_provider()
+        in_force = provider.thresholds
+        try:
+            report = calibration.calibrate(
+                labelled,
+                model=provider.model,
+                embed=provider.embed_documents,
+                text_of=lambda note: embedding_input(note.get("title", ""), note["body"]),
+                current=(in_force.near_duplicate, in_force.overlap),
+                fit_languages=fit.split(",") if fit else None,
+            )
+        except EmbeddingError as error:
+            raise CommandError(f"the provider could not embed the pairs: {error}") from None
+        self.stdout.write(calibration.markdown(report))
+        self.stdout.write(f"In force: {in_force.source}.")
+        if write:
+            near, overlap = report.best["near_duplicate"], report.best["overlap"]
+            where = thresholds.write(
+                provider.model,
+                {
+                    "near_duplicate": near.threshold,
+                    "overlap": overlap.threshold,
+                    "merge": near.threshold,
+                    "source": f"calibrate_embeddings on {report.pairs} pairs, "
+                    f"{date.today().isoformat()}",
+                    "near_duplicate_precision_recall": [
+                        round(near.precision, 3),
+                        round(near.recall, 3),
+                    ],
+                    "overlap_precision_recall": [
+                        round(overlap.precision, 3),
+                        round(overlap.recall, 3),
+                    ],
+                    "fitted_on": report.fitted_on,
+                },
+            )
+            self.stdout.write(
+                f"Wrote {provider.model}: near duplicate {near.threshold:.3f}, overlap "
+                f"{overlap.threshold:.3f} to {where}."
+            )

@@ -1,0 +1,209 @@
+"""The local semantic provider (SPEC 14): the pinned model and tokenizer, run in ONNX.
+
+These tests load the real model (about a quarter of a second, once per process); the rest
+of the suite embeds with the hashing provider."""
+
+import json
+import shutil
+from io import StringIO
+
+import numpy
+import pytest
+from django.core.management import call_command
+
+from prospect_memory.core import onnx_model, thresholds
+from prospect_memory.core.embeddings import (
+    PermanentEmbeddingError,
+    SemanticProvider,
+    get_provider,
+)
+
+ROUND = "Acme Robotics raised a $40M Series B led by Northgate Ventures in March 2024."
+
+
+@pytest.fixture(scope="module")
+def provider():
+    return SemanticProvider()
+
+
+def cosine_distance(a, b) -> float:
+    return 1.0 - float(numpy.dot(a, b))
+
+
+def test_the_default_model_is_the_pinned_one(provider):
+    assert provider.model == "all-MiniLM-L6-v2-int8"
+    assert provider.dimensions == 384
+    provider.verify()
+    manifest = provider.manifest
+    assert manifest.model.sha256.startswith("8199be6f")
+    assert manifest.tokenizer.sha256.startswith("be50c362")
+
+
+def test_vectors_are_the_models_mean_pooled_and_normalised(provider):
+    """The vector of a known sentence as this model gives it (its first components, pinned
+    so that a change of model, tokenizer or pooling shows), and the pooling computed by hand
+    from the model's raw output."""
+    vector = provider.embed_documents([ROUND])[0]
+    assert len(vector) == 384
+    assert numpy.isclose(numpy.linalg.norm(vector), 1.0)
+    assert numpy.allclose(vector[:4], [-0.0790, -0.0931, -0.0233, -0.0122], atol=1e-3), vector[:4]
+    runner = onnx_model.runner(provider.manifest, provider.threads)
+    encoding = runner.tokenizer.encode(ROUND)
+    ids = numpy.array([encoding.ids], dtype=numpy.int64)
+    mask = numpy.array([encoding.attention_mask], dtype=numpy.int64)
+    hidden = runner.session.run(
+        None,
+        {"input_ids": ids, "attention_mask": mask, "token_type_ids": numpy.zeros_like(ids)},
+    )[0][0]
+    by_hand = hidden.mean(axis=0)
+    by_hand /= numpy.linalg.norm(by_hand)
+    assert numpy.allclose(vector, by_hand, atol=1e-5)
+
+
+def test_it_recognises_the_same_fact_in_other_words(provider):
+    saved, paraphrase, unrelated = provider.embed_documents(
+        [
+            "Acme switched its CRM from HubSpot to Salesforce in 2024.",
+            "In 2024 Acme migrated off HubSpot onto Salesforce as its CRM.",
+            "Acme opened an office in Lisbon.",
+        ]
+    )
+    assert cosine_distance(saved, paraphrase) < cosine_distance(saved, unrelated)
+    assert cosine_distance(saved, paraphrase) <= provider.near_duplicate_distance
+    assert cosine_distance(saved, unrelated) > provider.overlap_distance
+
+
+def test_a_batch_gives_the_vectors_one_by_one_gives(provider):
+    texts = [ROUND, "Short.", "A much longer note about pricing, " * 12, "Zatrudniają 12 osób."]
+    together = provider.embed_documents(texts)
+    alone = [provider.embed_documents([text])[0] for text in texts]
+    assert numpy.allclose(together, alone, atol=1e-5)
+
+
+def test_text_past_the_token_limit_is_cut_there(provider):
+    """256 word pieces: what follows does not change the vector; what comes before does."""
+    long = " ".join(f"fact{i} about the company" for i in range(200))
+    assert len(provider._runner().tokenizer.encode(long).ids) == 256
+    cut, longer = provider.embed_documents([long, long + " and a final remark about pricing"])
+    assert numpy.allclose(cut, longer, atol=1e-6)
+    short = "Acme is hiring."
+    first, second = provider.embed_documents([short, short + " In Lisbon."])
+    assert not numpy.allclose(first, second, atol=1e-3)
+
+
+def test_text_without_words_has_no_vector_to_compare(provider):
+    assert not any(provider.embed_documents(["🚀🚀"])[0])
+    assert not any(provider.embed_query("???"))
+
+
+def test_the_thread_setting_reaches_onnxruntime(provider):
+    two = SemanticProvider(threads=2)
+    options = two._runner().session.get_session_options()
+    assert options.intra_op_num_threads == 2
+    assert numpy.allclose(two.embed_documents([ROUND]), provider.embed_documents([ROUND]))
+    with pytest.raises(ValueError, match="threads"):
+        SemanticProvider(threads=0)
+
+
+def test_another_file_is_refused_with_which_and_why(tmp_path):
+    shipped = onnx_model.DEFAULT_MODEL_DIR
+    model_dir = tmp_path / "tampered"
+    shutil.copytree(shipped, model_dir)
+    tokenizer = model_dir / "tokenizer.json"
+    tokenizer.write_text(tokenizer.read_text().replace('"[UNK]"', '"[UNKNOWN]"', 1))
+    tampered = SemanticProvider(model_dir=str(model_dir))
+    with pytest.raises(PermanentEmbeddingError, match=r"tokenizer file .* is not the pinned one"):
+        tampered.verify()
+    with pytest.raises(PermanentEmbeddingError, match="not the pinned one"):
+        tampered.embed_documents(["anything"])
+
+
+def test_the_system_check_explains_a_mismatch(tmp_path, settings):
+    model_dir = tmp_path / "other"
+    shutil.copytree(onnx_model.DEFAULT_MODEL_DIR, model_dir)
+    manifest = json.loads((model_dir / "manifest.json").read_text())
+    manifest["model"]["sha256"] = "0" * 64
+    (model_dir / "manifest.json").write_text(json.dumps(manifest))
+    settings.PROSPECT_MEMORY = {
+        **settings.PROSPECT_MEMORY,
+        "EMBEDDING_PROVIDER": "semantic",
+        "EMBEDDING_OPTIONS": {"model_dir": str(model_dir)},
+    }
+    from prospect_memory.core.checks import check_embedding_provider
+
+    (error,) = check_embedding_provider(None)
+    assert error.id == "prospect_memory.E006"
+    assert "model file" in error.msg
+    assert "expected " + "0" * 64 in error.msg
+
+
+def test_a_model_directory_without_a_manifest_fails_the_check(tmp_path, settings):
+    settings.PROSPECT_MEMORY = {
+        **settings.PROSPECT_MEMORY,
+        "EMBEDDING_PROVIDER": "semantic",
+        "EMBEDDING_OPTIONS": {"model_dir": str(tmp_path)},
+    }
+    from prospect_memory.core.checks import check_embedding_provider
+
+    (error,) = check_embedding_provider(None)
+    assert error.id == "prospect_memory.E004"
+    assert "manifest.json" in error.msg
+
+
+def test_the_shipped_thresholds_are_the_calibrated_ones(provider):
+    calibrated = provider.thresholds
+    assert calibrated.source.startswith("calibrate_embeddings on 360 pairs")
+    assert (calibrated.near_duplicate, calibrated.overlap) == (0.248, 0.45)
+    assert calibrated.merge == calibrated.near_duplicate
+    gemini = thresholds.thresholds_for("gemini-embedding-001/768")
+    assert (gemini.near_duplicate, gemini.overlap) == (0.10, 0.30)
+
+
+def test_calibration_on_a_small_set_reports_and_writes(tmp_path, settings):
+    pairs = tmp_path / "pairs.jsonl"
+    rows = []
+    examples = {
+        "restated": (
+            "Acme raised a $40M Series B led by Northgate in March 2024.",
+            "In March 2024 Acme closed a $40M Series B; lead investor Northgate.",
+        ),
+        "paraphrase": (
+            "Acme is hiring six account executives in Germany.",
+            "Acme is recruiting quota-carrying sellers for the DACH region.",
+        ),
+        "same_topic": (
+            "Acme is hiring six account executives in Germany.",
+            "Acme hired a new VP Sales, Owen Clarke, last year.",
+        ),
+        "unrelated": (
+            "Acme raised a $40M Series B led by Northgate in March 2024.",
+            "Acme's office in Lisbon runs on solar power.",
+        ),
+    }
+    for number, (kind, (a, b)) in enumerate(examples.items()):
+        rows.append(
+            {
+                "id": f"t-{number}",
+                "language": "en",
+                "class": kind,
+                "a": {"title": "", "body": a},
+                "b": {"title": "", "body": b},
+            }
+        )
+    pairs.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    written = tmp_path / "thresholds.json"
+    settings.PROSPECT_MEMORY = {
+        **settings.PROSPECT_MEMORY,
+        "EMBEDDING_PROVIDER": "semantic",
+        "EMBEDDING_OPTIONS": {},
+        "EMBEDDING_THRESHOLDS_FILE": str(written),
+    }
+    out = StringIO()
+    call_command("calibrate_embeddings", "--pairs", str(pairs), "--write", stdout=out)
+    report = out.getvalue()
+    assert "| restated |" in report
+    assert "near duplicate (best)" in report
+    stored = json.loads(written.read_text())["models"]["all-MiniLM-L6-v2-int8"]
+    assert stored["near_duplicate"] <= stored["overlap"]
+    # The operator's file now decides this model's thresholds.
+    assert get_provider().thresholds.near_duplicate == stored["near_duplicate"]
