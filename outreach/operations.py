@@ -38,6 +38,7 @@ from outreach.errors import (
     ValidationFailed,
 )
 from outreach.ratelimit import RateLimited, write_allowed
+from outreach.validation import FieldProblems
 
 #: What stored text is, said once: in the MCP server's instructions and in the description of
 #: every operation that returns notes or entries (SPEC 15).
@@ -116,13 +117,15 @@ class Operation:
     def argument_errors(self, arguments: Any) -> dict[str, list[str]]:
         """Schema problems of ``arguments``, by field (``"(arguments)"`` for the whole)."""
         if not isinstance(arguments, dict):
-            return {"(arguments)": ["the arguments must be a JSON object"]}
+            return {"(arguments)": ["(arguments): the arguments must be a JSON object"]}
         allowed = sorted(self.input_schema.get("properties", {}))
         problems: dict[str, list[str]] = {}
         found = list(islice(self._validator.iter_errors(arguments), _PROBLEMS_MAX + 1))
         if len(found) > _PROBLEMS_MAX:
             found = found[:_PROBLEMS_MAX]
-            problems["(arguments)"] = [f"more than {_PROBLEMS_MAX} problems; the first follow"]
+            problems["(arguments)"] = [
+                f"(arguments): more than {_PROBLEMS_MAX} problems; the first follow"
+            ]
         for error in sorted(found, key=lambda e: [str(p) for p in e.path]):
             where = ".".join(str(p) for p in error.path) or "(arguments)"
             if error.validator == "additionalProperties":
@@ -137,7 +140,7 @@ class Operation:
                 message = error.message
             if len(message) > _MESSAGE_CHARS:
                 message = message[:_MESSAGE_CHARS] + "…"
-            problems.setdefault(where, []).append(message)
+            problems.setdefault(where, []).append(f"{where}: {message}")
         return problems
 
 
@@ -161,13 +164,9 @@ def execute(
     require_scope(operation, granted)
     # The account's access does not depend on the arguments: refused before them.
     require_outreach(actor)
-    problems = operation.argument_errors(arguments)
-    if problems:
-        first_field, first = next(iter(problems.items()))
-        raise ValidationFailed(
-            f"Invalid arguments for {operation.name}: {first_field}: {first[0]}.",
-            details={"fields": problems},
-        )
+    FieldProblems(operation.argument_errors(arguments)).raise_if_any(
+        context=f"Invalid arguments for {operation.name}: "
+    )
     require_role(actor, operation.role_for(actor, arguments))
     if operation.people_only and actor.oauth_application is not None:
         raise PersonRequired(

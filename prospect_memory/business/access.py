@@ -18,6 +18,7 @@ from outreach.access import (
     require_outreach,
 )
 from outreach.errors import NotModuleAdmin
+from outreach.validation import FieldProblems
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import (
     NotFound,
@@ -30,7 +31,6 @@ from prospect_memory.business.records import EntryView
 from prospect_memory.business.rules import READ_LAYERS, clean_choice, clean_key
 from prospect_memory.business.visibility import restorable, shown, unexpired
 from prospect_memory.core.ids import uuid_or_none
-from prospect_memory.core.validation import FieldProblems
 
 WRITABLE_LAYERS = (Layer.ACCOUNT, Layer.MEMBER)
 

@@ -11,6 +11,7 @@ from django.db import transaction
 from outreach.access import (
     Actor,
 )
+from outreach.validation import FieldProblems
 from prospect_memory.business import promotion
 from prospect_memory.business.access import WRITABLE_LAYERS, Place, require_layer_writer
 from prospect_memory.business.errors import (
@@ -32,7 +33,6 @@ from prospect_memory.business.rules import (
 from prospect_memory.business.shelf import live_entry, lock_shelf, record_event, version_mismatch
 from prospect_memory.core.integrity import SOURCE_IDS, Flag, dumps, integrity_data, value_texts
 from prospect_memory.core.models import FLAG_FIELDS
-from prospect_memory.core.validation import FieldProblems
 
 
 def is_agent(actor: Actor) -> bool:

@@ -9,6 +9,7 @@ from django.utils import timezone
 from outreach.access import (
     Actor,
 )
+from outreach.validation import FieldProblems
 from prospect_memory.business import promotion
 from prospect_memory.business.access import (
     WRITABLE_LAYERS,
@@ -56,7 +57,6 @@ from prospect_memory.business.shelf import (
 from prospect_memory.business.visibility import expired_live
 from prospect_memory.core import pipeline
 from prospect_memory.core.budget import Embedded
-from prospect_memory.core.validation import FieldProblems
 
 
 def entry_delete(

@@ -15,13 +15,13 @@ from typing import Any
 
 from django.utils import timezone
 
+from outreach.validation import FieldProblems
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import MergeTypeMismatch, ValidationFailed, ValueTooLarge
 from prospect_memory.business.models import KEY_HINT, KEY_PATTERN, Category, Layer, Strategy
 from prospect_memory.business.records import Source
 from prospect_memory.core import integrity
 from prospect_memory.core.embeddings import input_text
-from prospect_memory.core.validation import FieldProblems
 
 _KEY = re.compile(KEY_PATTERN, re.ASCII)
 _SOURCE_IDS = integrity.SOURCE_IDS
@@ -112,15 +112,11 @@ def encode_value(value: Any, field: str = "value") -> str:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         size = len(text.encode("utf-8"))
     except ValueError:
-        raise ValidationFailed(
-            f"{field} contains NaN or Infinity, which JSON cannot carry; send finite numbers.",
-            details={"fields": {field: ["not finite"]}},
-        ) from None
+        problem = f"{field} contains NaN or Infinity, which JSON cannot carry; send finite numbers"
+        raise ValidationFailed(f"{problem}.", details={"fields": {field: [problem]}}) from None
     except UnicodeEncodeError:
-        raise ValidationFailed(
-            f"{field} contains an invalid Unicode character (a lone surrogate).",
-            details={"fields": {field: ["invalid Unicode"]}},
-        ) from None
+        problem = f"{field} contains an invalid Unicode character (a lone surrogate)"
+        raise ValidationFailed(f"{problem}.", details={"fields": {field: [problem]}}) from None
     if size > limit:
         raise ValueTooLarge(
             f"{field} is {size:,} bytes as compact JSON; the limit is {limit:,}. Nothing was "
@@ -308,15 +304,17 @@ def _sum(current: float, new: float) -> float:
     except OverflowError:  # an integer too large to add to a float
         total = math.inf
     if _whole_number(total) and not INT64[0] <= total <= INT64[1]:
+        problem = (
+            f"value would pass the 64-bit integer range by increment ({current} + {new}); "
+            "nothing was changed"
+        )
         raise ValidationFailed(
-            f"increment would take the value past the 64-bit integer range ({current} + {new}); "
-            "nothing was changed.",
-            details={"fields": {"value": ["overflow"]}, "reason": "overflow"},
+            f"{problem}.", details={"fields": {"value": [problem]}, "reason": "overflow"}
         )
     if isinstance(total, float) and not math.isfinite(total):
+        problem = "value would become infinite by increment; nothing was changed"
         raise ValidationFailed(
-            "increment would make the value infinite; nothing was changed.",
-            details={"fields": {"value": ["not finite"]}, "reason": "not_finite"},
+            f"{problem}.", details={"fields": {"value": [problem]}, "reason": "not_finite"}
         )
     return total
 

@@ -18,6 +18,7 @@ from outreach.access import (
     Actor,
 )
 from outreach.sql import run, run_one
+from outreach.validation import FieldProblems
 from prospect_memory.business.access import entry_for_actor, live_entries, read_layer
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import (
@@ -47,7 +48,6 @@ from prospect_memory.business.visibility import restorable, shown
 from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.crypto import keyring, unseal
 from prospect_memory.core.models import EmbeddedModel, flags_from_row
-from prospect_memory.core.validation import FieldProblems
 
 ENTRY_TABLE = Entry._meta.label_lower  # the binding of an entry's sealed value
 

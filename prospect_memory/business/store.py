@@ -16,6 +16,7 @@ from outreach.access import (
     Actor,
 )
 from outreach.errors import KitError
+from outreach.validation import FieldProblems
 from prospect_memory.business import promotion
 from prospect_memory.business.access import WRITABLE_LAYERS, Place, require_layer_writer
 from prospect_memory.business.conf import business_settings
@@ -66,7 +67,6 @@ from prospect_memory.core import metering, pipeline
 from prospect_memory.core.budget import Embedded, embed_within_budget
 from prospect_memory.core.integrity import Flag
 from prospect_memory.core.models import UsageEvent
-from prospect_memory.core.validation import FieldProblems
 
 
 def entry_store(

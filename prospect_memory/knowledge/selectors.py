@@ -11,9 +11,9 @@ PAYLOAD_MAX_BYTES and counts a use of each entry it shows.
 from __future__ import annotations
 
 from outreach.access import Actor
-from outreach.errors import ValidationFailed
 from outreach.selectors import relationship_from_row, relationship_query
 from outreach.sql import run
+from outreach.validation import FieldProblems
 from prospect_memory.business.records import EntryView
 from prospect_memory.business.rules import flattened
 from prospect_memory.business.selectors import promoted_nearest
@@ -33,12 +33,12 @@ KINDS = (BUSINESS_MEMORY, PROSPECT_NOTES)
 
 
 def _clean(query, kinds, domain, limit) -> tuple[str, tuple[str, ...], str | None, int]:
-    problems: dict[str, list[str]] = {}
+    problems = FieldProblems()
     most = knowledge_settings.QUERY_MAX_CHARS
     if not isinstance(query, str) or not query.strip() or len(query) > most:
-        problems["query"] = [f"query must be text of 1 to {most:,} characters"]
+        problems.add("query", f"query must be text of 1 to {most:,} characters")
     elif "\x00" in query:
-        problems["query"] = ["query may not contain NUL characters"]
+        problems.add("query", "query may not contain NUL characters")
     if kinds is None:
         kinds = KINDS
     elif (
@@ -47,17 +47,15 @@ def _clean(query, kinds, domain, limit) -> tuple[str, tuple[str, ...], str | Non
         or any(k not in KINDS for k in kinds)
         or len(set(kinds)) != len(kinds)
     ):
-        problems["kinds"] = [f"kinds must list one or both of {', '.join(KINDS)}, once each"]
+        problems.add("kinds", f"kinds must list one or both of {', '.join(KINDS)}, once each")
     top = knowledge_settings.LIMIT_MAX
     if limit is None:
         limit = knowledge_settings.LIMIT_DEFAULT
     elif isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= top:
-        problems["limit"] = [f"limit must be a whole number from 1 to {top}"]
+        problems.add("limit", f"limit must be a whole number from 1 to {top}")
     if domain is not None and not isinstance(domain, str):
-        problems["domain"] = ["domain must be a company domain or an email address"]
-    if problems:
-        field_name, messages = next(iter(problems.items()))
-        raise ValidationFailed(f"{field_name}: {messages[0]}.", details={"fields": problems})
+        problems.add("domain", "domain must be a company domain or an email address")
+    problems.raise_if_any()
     resolved = resolve_domain(domain).domain if domain is not None else None
     return query.strip(), tuple(kinds), resolved, limit
 

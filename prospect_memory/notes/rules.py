@@ -21,9 +21,9 @@ from django.utils import timezone
 
 from outreach.models import Reply
 from outreach.selectors import Relationship
+from outreach.validation import FieldError, FieldProblems
 from prospect_memory.core import integrity
 from prospect_memory.core.embeddings import input_text
-from prospect_memory.core.validation import FieldError, FieldProblems
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.errors import BodyTooLarge
 from prospect_memory.notes.records import NoteInput, StopReason

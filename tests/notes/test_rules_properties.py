@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from outreach.errors import KitError
+from outreach.validation import FieldError
 from prospect_memory.core.integrity import invisible_characters
-from prospect_memory.core.validation import FieldError
 from prospect_memory.notes.models import Note
 from prospect_memory.notes.rules import clean_note_input, clean_title, normalise_url
 from tests.factories import save_note

@@ -58,11 +58,11 @@ def dossier_compact(
     )
     expected, wanted_ids = cleaned["expected_note_count"], cleaned["note_ids"]
     if wanted_ids is not None and len(wanted_ids) < 2:
-        raise ValidationFailed(
-            "A compaction merges at least two notes; list two or more note_ids or leave "
-            "note_ids out to merge every active note.",
-            details={"fields": {"note_ids": ["at least two notes"]}},
+        problem = (
+            "note_ids must list at least two notes (a compaction merges two or more); or "
+            "leave note_ids out to merge every active note"
         )
+        raise ValidationFailed(f"{problem}.", details={"fields": {"note_ids": [problem]}})
 
     text = embedding_input(cleaned["title"], cleaned["body"])
     embedded = embed_within_budget(text)
