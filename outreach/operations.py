@@ -132,7 +132,10 @@ class Operation:
                 unknown = sorted(set(arguments) - set(allowed))
                 message = f"unknown argument(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}"
             elif error.validator == "required":
-                message = error.message.replace("'", "", 2)
+                # Said of the missing field itself, not of the arguments around it.
+                missing = error.message.split("'")[1] if "'" in error.message else where
+                where = ".".join([*(str(p) for p in error.path), missing])
+                message = "is required"
             elif error.validator == "enum":
                 shown = repr(error.instance)[:40]
                 message = f"{shown} is not one of {', '.join(map(str, error.validator_value))}"

@@ -9,24 +9,28 @@ from tests.helpers import token
 from tests.live import LiveServer
 from tests.rest import Api
 
-#: Fixtures that start a process, and the marker a test that uses one gets.
+#: Fixtures that start processes, and the markers a test that uses one gets.
 _PROCESS_MARKERS = {
-    "live_kit": "live",
-    "unthrottled_kit": "live",
-    "worker": "worker",
-    "chromium": "browser",
+    "live_kit": ("live",),
+    "unthrottled_kit": ("live",),
+    "worker": ("worker",),
+    "chromium": ("browser",),
+    "stack": ("live", "worker"),  # tests/faults: gunicorn, Redis and a worker it can kill
 }
-#: Folders whose every test is slow.
+#: Folders (under tests/) whose every test is slow.
 _SLOW_FOLDERS = {"faults", "fuzz", "load"}
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark each test by what it starts, so ``-m "not (live or worker or browser or slow)"``
-    is the fast subset (see the README's development section)."""
+    """Mark each test by the processes its fixtures start and by its folder, so
+    ``-m "not (live or worker or browser or slow)"`` is the fast subset (README,
+    Development). A test that starts a process itself is marked ``slow`` where it is."""
     for item in items:
         for fixture in _PROCESS_MARKERS.keys() & set(item.fixturenames):
-            item.add_marker(_PROCESS_MARKERS[fixture])
-        if _SLOW_FOLDERS & set(Path(item.path).parts):
+            for marker in _PROCESS_MARKERS[fixture]:
+                item.add_marker(marker)
+        folder = Path(item.path).relative_to(config.rootpath).parts[1:2]
+        if _SLOW_FOLDERS & set(folder):
             item.add_marker("slow")
 
 
@@ -158,3 +162,12 @@ def api_for(client, openapi):
         )
 
     return make
+
+
+@pytest.fixture
+def notes(admin_actor):
+    """Three notes about acme.dev holding ``factories.SECRET``."""
+    return [
+        factories.save_note(admin_actor, title=f"Title {i}", body=f"{factories.SECRET} #{i}").note
+        for i in range(3)
+    ]

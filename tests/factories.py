@@ -47,6 +47,10 @@ def reply(prospect: Prospect, sentiment: str, at: datetime | None = None) -> Non
     crm.reply_record(prospect=prospect, sentiment=sentiment, received_at=at or timezone.now())
 
 
+#: A confidential finding, to show that a page or list never shows a note's content.
+SECRET = "Acme's board approved a confidential acquisition."
+
+
 def save_note(
     actor, domain="acme.dev", body="Acme raised a Series B of 40M led by Example Ventures.", **kw
 ):

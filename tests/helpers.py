@@ -17,8 +17,14 @@ def wait_for(condition, timeout: float = 60.0, what: str = "condition", every: f
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def bearer(member, scopes=READ_WRITE, *, client_name="Claude Code") -> dict:
+    """The headers of a test client's request with a bearer token for ``member``."""
+    return {"HTTP_AUTHORIZATION": f"Bearer {token(member, scopes, client_name=client_name)}"}
+
+
 def token(member, scopes=READ_WRITE, *, client_name="Agent", base_url="http://testserver"):
     """A bearer token for ``member``, as ``manage.py issue_token`` issues it (one day)."""
+    assert not isinstance(scopes, str), "scopes is a list; name the client with client_name="
     return access_token_issue(
         member=member,
         scopes=list(scopes),

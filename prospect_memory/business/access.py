@@ -20,9 +20,7 @@ from outreach.access import (
 from outreach.errors import NotModuleAdmin
 from outreach.validation import FieldProblems
 from prospect_memory.business.conf import business_settings
-from prospect_memory.business.errors import (
-    NotFound,
-)
+from prospect_memory.business.errors import NotFound
 from prospect_memory.business.models import (
     Entry,
     Layer,

@@ -3,7 +3,7 @@
 Lists show keys, layers, confidence and dates, never values; a value is decrypted on a
 detail page only for staff who may view entries (``view_entry``), whether the page is the
 entry's, an evicted entry's or a kept version's (``prospect_memory.core.admin``). Deletes
-and restores go through the services.
+and restores go through ``restores``, as every other interface's do.
 """
 
 from __future__ import annotations
@@ -102,6 +102,7 @@ _ENTRY_FIELDS = [
 
 @admin.register(Entry)
 class EntryAdmin(SealedValuesAdmin):
+    deletable = True
     list_display = [
         "key",
         "account",
@@ -133,11 +134,6 @@ class EntryAdmin(SealedValuesAdmin):
     @admin.display(description="Value")
     def decrypted_value(self, entry):
         return _pretty(entry.value)
-
-    def get_actions(self, request):
-        actions = super().get_actions(request)
-        actions.pop("delete_selected", None)  # deletes go through the service
-        return actions
 
     def has_delete_permission(self, request, obj=None):
         # Only what is live can be deleted; evicted and expired entries are purged.
@@ -206,9 +202,6 @@ class EvictedEntryAdmin(SealedValuesAdmin):
     def get_queryset(self, request):
         return retired(super().get_queryset(request))
 
-    def has_delete_permission(self, request, obj=None):
-        return False
-
     @admin.display(description="Value")
     def decrypted_value(self, entry):
         return _pretty(entry.value)
@@ -260,9 +253,6 @@ class EntryVersionAdmin(SealedValuesAdmin):
     readonly_fields = _VERSION_FIELDS
     sealed_fields = _VALUE_READ
 
-    def has_delete_permission(self, request, obj=None):
-        return False
-
     @admin.display(description="Value")
     def decrypted_value(self, version):
         return _pretty(version.value)
@@ -276,9 +266,6 @@ class EntryEventAdmin(ReadOnlyAdmin):
     list_select_related = ["account"]
     date_hierarchy = "created_at"
 
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(ConsolidationRun)
 class ConsolidationRunAdmin(ReadOnlyAdmin):
@@ -286,6 +273,3 @@ class ConsolidationRunAdmin(ReadOnlyAdmin):
     list_filter = ["account"]
     list_select_related = ["account"]
     date_hierarchy = "started_at"
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -38,7 +38,14 @@ from prospect_memory.business.models import (
     Strategy,
 )
 from prospect_memory.business.records import Report
-from prospect_memory.business.shelf import keep_version, lock_shelf, record_event, release_aliases
+from prospect_memory.business.shelf import (
+    in_place,
+    keep_version,
+    live_in,
+    lock_shelf,
+    record_event,
+    release_aliases,
+)
 from prospect_memory.business.visibility import retired, unexpired
 from prospect_memory.core import pipeline
 from prospect_memory.core.embeddings import get_provider
@@ -91,17 +98,6 @@ def _places(account: Account) -> list[Place]:
     return [Place(account.pk, layer, member_id) for layer, member_id in layers]
 
 
-def _live_in(place: Place):
-    return unexpired(
-        Entry.objects.filter(
-            account_id=place.account_id,
-            layer=place.layer,
-            member_id=place.member_id,
-            status=Entry.Status.LIVE,
-        )
-    )
-
-
 #: What ``_version_by_consolidation`` changes on the entry.
 _VERSION_FIELDS = [
     "version",
@@ -139,7 +135,7 @@ def _demote(place: Place, now: datetime, *, dry_run: bool) -> list[tuple[str, st
     points = business_settings.CONSOLIDATION_DEMOTE_POINTS
     demoted = []
     with transaction.atomic():
-        idle = _live_in(place).filter(used_at__lte=now - period).order_by("id")
+        idle = unexpired(live_in(place)).filter(used_at__lte=now - period).order_by("id")
         if not dry_run:
             lock_shelf(place)
             # Rows locked in id order, as searches lock them; a read between the candidates
@@ -279,9 +275,7 @@ def retired_purge(*, now=None, account=None, layer=None, dry_run: bool = False) 
         # longer qualifies, and a write that makes room never waits on the purge's rows.
         with transaction.atomic():
             lock_shelf(place)
-            here = rows.filter(
-                account_id=place.account_id, layer=place.layer, member_id=place.member_id
-            )
+            here = rows & in_place(place)
             leaving = list(here.select_for_update(of=("self",)).order_by("id"))
             # Expired entries never marked so still hold their aliases.
             release_aliases(

@@ -8,15 +8,11 @@ from typing import Any
 
 from django.db import transaction
 
-from outreach.access import (
-    Actor,
-)
+from outreach.access import Actor
 from outreach.validation import FieldProblems
 from prospect_memory.business import promotion
 from prospect_memory.business.access import WRITABLE_LAYERS, Place, require_layer_writer
-from prospect_memory.business.errors import (
-    IntegrityHold,
-)
+from prospect_memory.business.errors import IntegrityHold
 from prospect_memory.business.models import (
     Entry,
     EntryEvent,

@@ -2,7 +2,7 @@
 
 A value is stored only as ciphertext bound to its account, entry and field
 (``prospect_memory.core.crypto.SealedField``), and so is every kept version. Rules live in
-``rules``, ``services`` and ``selectors``; the database holds what must never break: one
+``rules``, ``store``, ``restores`` and ``selectors``; the database holds what must never break: one
 live entry per key and layer, a member layer belongs to one member, confidence 0 to 100,
 keys in their alphabet, an entry that left the live set says when.
 """

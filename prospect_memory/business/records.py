@@ -11,9 +11,7 @@ from functools import cached_property
 
 from django.utils import timezone
 
-from prospect_memory.business.models import (
-    Entry,
-)
+from prospect_memory.business.models import Entry
 from prospect_memory.core.integrity import Flag
 
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from outreach.access import (
-    Actor,
-)
+from outreach.access import Actor
 from outreach.validation import FieldProblems
 from prospect_memory.business import promotion
 from prospect_memory.business.access import (

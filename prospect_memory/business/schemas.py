@@ -7,11 +7,13 @@ rule again (sizes, merges, versions), so the schemas describe rather than decide
 from __future__ import annotations
 
 from outreach.schema import (
+    BOOLEAN,
     DATETIME,
     INTEGER,
     NULLABLE_DATETIME,
     NULLABLE_STRING,
     STRING,
+    UUID,
     closed_object,
 )
 from prospect_memory.business.conf import business_settings as limits
@@ -141,7 +143,7 @@ STORE_INPUT = closed_object(
 STORE = closed_object(
     {
         "entry": ENTRY,
-        "created": {"type": "boolean"},
+        "created": BOOLEAN,
         "previous_version": INTEGER,
         "evicted": {
             "type": "array",
@@ -164,7 +166,7 @@ RECALL_INPUT = closed_object(
 
 RECALL = closed_object(
     {
-        "found": {"type": "boolean"},
+        "found": BOOLEAN,
         "entry": ENTRY,
         "history": {"type": "array", "items": VERSION},
     },
@@ -251,9 +253,7 @@ UNFLAG_INPUT = closed_object(
 
 HISTORY = closed_object({"entry": ENTRY, "history": {"type": "array", "items": VERSION}})
 
-DELETE = closed_object(
-    {"deleted": {"type": "boolean"}, "key": STRING, "layer": STRING, "version": INTEGER}
-)
+DELETE = closed_object({"deleted": BOOLEAN, "key": STRING, "layer": STRING, "version": INTEGER})
 
 RESTORE_VERSION_INPUT = closed_object(
     {
@@ -275,7 +275,7 @@ EVICTIONS = closed_object(
                 **ENTRY,
                 "properties": {
                     **ENTRY["properties"],
-                    "id": {"type": "string", "format": "uuid"},
+                    "id": UUID,
                     "status": {"type": "string", "enum": ["evicted", "expired"]},
                     "left_at": NULLABLE_DATETIME,
                 },

@@ -14,9 +14,7 @@ from django.core import signing
 from django.db.models import Q
 from oauth2_provider.models import get_application_model
 
-from outreach.access import (
-    Actor,
-)
+from outreach.access import Actor
 from outreach.sql import run, run_one
 from outreach.validation import FieldProblems
 from prospect_memory.business.access import entry_for_actor, live_entries, read_layer
@@ -405,7 +403,7 @@ def promoted_nearest(
     *, actor: Actor, vector: list[float] | None, model: str, limit: int
 ) -> NearEntries:
     """The account's promoted entries (SPEC 13) nearest ``vector``, not counted as a use
-    (the caller counts the ones it shows, with :func:`entries_used`); without a vector,
+    (the caller counts the ones it shows, with :func:`~.usage.entries_used`); without a vector,
     none, and every promoted entry counted as not compared."""
     statements = _statements()
     params = {

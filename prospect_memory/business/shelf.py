@@ -6,9 +6,7 @@ from __future__ import annotations
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from outreach.access import (
-    Actor,
-)
+from outreach.access import Actor
 from outreach.sql import lock_row
 from prospect_memory.business.access import Place
 from prospect_memory.business.conf import business_settings

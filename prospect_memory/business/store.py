@@ -12,9 +12,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from outreach.access import (
-    Actor,
-)
+from outreach.access import Actor
 from outreach.errors import KitError
 from outreach.validation import FieldProblems
 from prospect_memory.business import promotion

@@ -8,12 +8,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from outreach.access import (
-    Actor,
-)
-from prospect_memory.business.models import (
-    Entry,
-)
+from outreach.access import Actor
+from prospect_memory.business.models import Entry
 from prospect_memory.business.records import EntryView
 
 

@@ -10,9 +10,7 @@ from django.db.models.functions import Coalesce, Now
 from django.utils import timezone
 
 from prospect_memory.business.conf import business_settings
-from prospect_memory.business.models import (
-    Entry,
-)
+from prospect_memory.business.models import Entry
 
 
 def unexpired(rows: QuerySet) -> QuerySet:

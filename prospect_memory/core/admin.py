@@ -13,15 +13,31 @@ from __future__ import annotations
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
+from prospect_memory.core.models import UsageEvent
+
 
 class ReadOnlyAdmin(admin.ModelAdmin):
-    """Moderation pages: rows are looked at and acted on through actions, never edited."""
+    """Moderation pages: rows are looked at and acted on through actions, never edited, and
+    deleted only where a model says so (``deletable``), under its delete permission."""
+
+    #: Staff with the model's delete permission may delete rows, one at a time through the
+    #: memory's own write path (each such admin overrides ``delete_model`` and offers a
+    #: delete action that calls it); Django's bulk "delete selected" is never offered.
+    deletable = False
 
     def has_add_permission(self, request):
         return False
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    def has_delete_permission(self, request, obj=None):
+        return self.deletable and super().has_delete_permission(request, obj)
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)  # it would delete rows without the write path
+        return actions
 
 
 class SealedValuesAdmin(ReadOnlyAdmin):
@@ -56,3 +72,18 @@ def flags_html(flags) -> str:
             ((f.explanation, f.field, f.text) for f in flags),
         ),
     )
+
+
+@admin.register(UsageEvent)
+class UsageEventAdmin(ReadOnlyAdmin):
+    list_display = [
+        "created_at",
+        "account",
+        "memory",
+        "kind",
+        "subject",
+        "oauth_application",
+        "from_memory",
+    ]
+    list_filter = ["memory", "kind", "from_memory", "account"]
+    list_select_related = ["account", "oauth_application"]

@@ -4,8 +4,8 @@ Each part of prospect memory reads its settings from one dict of the Django sett
 merged over its defaults: the core and the notes share ``PROSPECT_MEMORY`` (each declaring
 its own keys), business memory reads ``BUSINESS_MEMORY``, knowledge search ``KNOWLEDGE``.
 No other module reads ``django.conf.settings`` for app settings. A key no part declares is
-a typo, refused by a system check (``prospect_memory.E005``) instead of silently leaving
-the default in place.
+a typo: it is refused at first use (``ImproperlyConfigured``) and by the system check
+``prospect_memory.E005``, instead of silently leaving the default in place.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
 #: The core's keys of ``PROSPECT_MEMORY``: encryption and embeddings.
@@ -55,10 +57,23 @@ class AppSettings:
     def _load(self) -> dict[str, Any]:
         if self._merged is None:
             user = getattr(settings, self._name, {}) or {}
-            self._merged = {
+            # Once every part has declared its keys (the apps are ready), a key none
+            # declares is refused at first use, in every process (gunicorn and Celery run
+            # no system checks); before that, the system check E005 reports it.
+            if apps.ready:
+                unknown = sorted(set(user) - AppSettings.declared[self._name])
+                if unknown:
+                    raise ImproperlyConfigured(
+                        f"unknown {self._name} setting(s): {', '.join(unknown)}; the keys "
+                        "each part takes are in its conf.py"
+                    )
+            merged = {
                 **self._defaults,
                 **{k: v for k, v in user.items() if k in self._defaults},
             }
+            if not apps.ready:
+                return merged  # read again once the apps are ready, and checked then
+            self._merged = merged
         return self._merged
 
     def __getattr__(self, name: str) -> Any:

@@ -1,8 +1,9 @@
-"""Sections other memories add to the memory health page, without the page importing them.
+"""The sections of the memory health page, without the page importing any memory.
 
-The page (``prospect_memory.notes.views.health_page``) renders its own figures, then each
-registered section: a template and its context, built for the account being looked at.
-A memory registers its section at ``ready()``, as it registers its MCP tools.
+The page (``prospect_memory.core.views.health_page``) renders each registered section in
+turn: a template and its context, built for the account being looked at. Each memory (the
+notes first, then business memory) registers its section at ``ready()``, as it registers
+its MCP tools.
 """
 
 from __future__ import annotations

@@ -67,14 +67,7 @@ def usage_record(
     if flush:
         UsageEvent.record(actor, **values)
         return
-    client = actor.oauth_application
-    run(
-        (
-            _unflushed_insert(),
-            {
-                **values,
-                "account": actor.account.pk,
-                "oauth_application": client.pk if client is not None else None,
-            },
-        )
-    )
+    # The same attribution as ``record`` writes, as ids for the statement.
+    who = {"account": actor.account, **UsageEvent.attribution(actor)}
+    ids = {column: getattr(row, "pk", None) for column, row in who.items()}
+    run((_unflushed_insert(), {**values, **ids}))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from outreach import scopes
 from outreach.access import Actor
 from outreach.operations import STORED_TEXT_IS_DATA, Operation
+from prospect_memory.business.usage import entries_used
 from prospect_memory.core import metering
 from prospect_memory.core.models import UsageEvent
 from prospect_memory.knowledge import payloads, schemas
@@ -22,6 +23,7 @@ def _search(actor: Actor, arguments: dict) -> dict:
         domain=arguments.get("domain"),
         limit=arguments.get("limit"),
     )
+    entries_used(actor, [hit.entry for hit in search.hits if hit.entry is not None])
     # One use of the account's knowledge, with the company it was narrowed to, if any.
     metering.usage_record(
         actor=actor,

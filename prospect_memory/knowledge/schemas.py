@@ -3,14 +3,21 @@ the descriptions come from ``knowledge.conf``; the selector checks every rule ag
 
 from __future__ import annotations
 
-from outreach.schema import NULLABLE_STRING
+from outreach.schema import (
+    BOOLEAN,
+    DATE,
+    DATETIME,
+    NULLABLE_DATETIME,
+    NULLABLE_STRING,
+    STRING,
+    closed_object,
+)
 from prospect_memory.core.integrity import with_integrity
 from prospect_memory.knowledge.conf import knowledge_settings as limits
 from prospect_memory.knowledge.selectors import KINDS
 
-SEARCH_INPUT = {
-    "type": "object",
-    "properties": {
+SEARCH_INPUT = closed_object(
+    {
         "query": {
             "type": "string",
             "minLength": 1,
@@ -42,20 +49,19 @@ SEARCH_INPUT = {
             "description": f"1-{limits.LIMIT_MAX} hits (default {limits.LIMIT_DEFAULT}).",
         },
     },
-    "required": ["query"],
-    "additionalProperties": False,
-}
+    required=["query"],
+)
 
 _SOURCE = {
     "type": "object",
     "description": "Where it came from: the note's source URLs, or the entry's pipeline, "
     "execution, step and extraction time; and who wrote it through which client.",
     "properties": {
-        "source_urls": {"type": "array", "items": {"type": "string"}},
+        "source_urls": {"type": "array", "items": STRING},
         "pipeline_id": NULLABLE_STRING,
         "execution_id": NULLABLE_STRING,
         "step_id": NULLABLE_STRING,
-        "extracted_at": {"type": ["string", "null"], "format": "date-time"},
+        "extracted_at": NULLABLE_DATETIME,
         "written_by": NULLABLE_STRING,
         "oauth_client": NULLABLE_STRING,
     },
@@ -67,13 +73,13 @@ _ABOUT = {
     "description": "The company a note is about, and whether it must not be contacted "
     "(null for business memory).",
     "properties": {
-        "domain": {"type": "string"},
-        "should_stop": {"type": "boolean"},
+        "domain": STRING,
+        "should_stop": BOOLEAN,
         "stop_reasons": {
             "type": "array",
             "items": {
                 "type": "object",
-                "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                "properties": {"code": STRING, "message": STRING},
                 "required": ["code", "message"],
             },
         },
@@ -82,42 +88,38 @@ _ABOUT = {
 }
 
 HIT = with_integrity(
-    {
-        "type": "object",
-        "properties": {
+    closed_object(
+        {
             "kind": {"type": "string", "enum": list(KINDS)},
             "id": {"type": "string", "description": "A note's id (prospect_notes)."},
             "key": {"type": "string", "description": "An entry's key (business_memory)."},
-            "title": {"type": "string"},
+            "title": STRING,
             "excerpt": {
                 "type": "string",
                 "description": f"The first {limits.EXCERPT_CHARS} characters of the note's body or "
                 "the entry's value.",
             },
             "distance": {"type": "number", "description": "Cosine distance to the query."},
-            "observed_at": {"type": "string", "format": "date"},
-            "updated_at": {"type": "string", "format": "date-time"},
-            "stale": {"type": "boolean"},
+            "observed_at": DATE,
+            "updated_at": DATETIME,
+            "stale": BOOLEAN,
             "derived_from": _SOURCE,
             "about": _ABOUT,
         },
-        "required": ["kind", "title", "excerpt", "distance", "stale", "derived_from", "about"],
-        "additionalProperties": False,
-    }
+        required=["kind", "title", "excerpt", "distance", "stale", "derived_from", "about"],
+    )
 )
 
-SEARCH = {
-    "type": "object",
-    "properties": {
+SEARCH = closed_object(
+    {
         "hits": {"type": "array", "items": HIT},
         "not_compared": {
             "type": "integer",
             "description": "Notes and entries not compared by meaning yet (no vector): an "
             "empty answer with not_compared above 0 is not proof that nothing is known.",
         },
-        "truncated": {"type": "boolean"},
-        "note": {"type": "string"},
+        "truncated": BOOLEAN,
+        "note": STRING,
     },
-    "required": ["hits", "not_compared", "truncated"],
-    "additionalProperties": False,
-}
+    required=["hits", "not_compared", "truncated"],
+)

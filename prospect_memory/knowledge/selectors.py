@@ -4,8 +4,8 @@ every active prospect note of every domain, ranked together by meaning.
 Each memory answers for its own rows (``notes_nearest``, ``promoted_nearest``: both filter
 by the acting account, and only account-layer entries are ever promoted, so no member's
 own context is reachable); this module ranks the two together, says where each hit came
-from and whether its company must not be contacted, keeps the answer within
-PAYLOAD_MAX_BYTES and counts a use of each entry it shows.
+from and whether its company must not be contacted, and keeps the answer within
+PAYLOAD_MAX_BYTES. It writes nothing: the operation counts a use of each entry shown.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from outreach.validation import FieldProblems
 from prospect_memory.business.records import EntryView
 from prospect_memory.business.rules import flattened
 from prospect_memory.business.selectors import promoted_nearest
-from prospect_memory.business.usage import entries_used
 from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.knowledge.conf import knowledge_settings
 from prospect_memory.knowledge.payloads import hit_data, size_of
@@ -88,7 +87,6 @@ def knowledge_search(
     result.hits = hits[:limit]
     _add_about(actor, result.hits)
     _keep_within_cap(result)
-    entries_used(actor, [h.entry for h in result.hits if h.entry is not None])
     return result
 
 

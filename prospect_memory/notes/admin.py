@@ -18,7 +18,7 @@ from outreach.errors import KitError
 from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.markdown import render_markdown
-from prospect_memory.notes.models import AuditEvent, Compaction, Dossier, Note, UsageEvent
+from prospect_memory.notes.models import AuditEvent, Compaction, Dossier, Note
 from prospect_memory.notes.rules import is_stale, stale_cutoff
 from prospect_memory.notes.services.compaction import compaction_restore
 from prospect_memory.notes.services.notes import note_delete
@@ -43,6 +43,7 @@ class StaleFilter(admin.SimpleListFilter):
 
 @admin.register(Note)
 class NoteAdmin(SealedValuesAdmin):
+    deletable = True
     list_display = [
         "id",
         "account",
@@ -113,11 +114,6 @@ class NoteAdmin(SealedValuesAdmin):
             ((url, url) for url in note.source_urls),
         )
 
-    def get_actions(self, request):
-        actions = super().get_actions(request)
-        actions.pop("delete_selected", None)  # deletes go through the service
-        return actions
-
     def delete_model(self, request, obj):
         try:
             note_delete(actor=Actor.for_staff(request.user, obj.account), note_id=obj.pk)
@@ -160,9 +156,6 @@ class CompactionAdmin(ReadOnlyAdmin):
     ]
     readonly_fields = fields
     actions = ["restore"]
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.display(ordering="dossier__domain")
     def domain(self, compaction):
@@ -241,9 +234,6 @@ class AuditEventAdmin(ReadOnlyAdmin):
     list_select_related = ["account", "oauth_application"]
     date_hierarchy = "created_at"
 
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(Dossier)
 class DossierAdmin(ReadOnlyAdmin):
@@ -251,24 +241,3 @@ class DossierAdmin(ReadOnlyAdmin):
     list_filter = ["account"]
     search_fields = ["domain"]
     list_select_related = ["account"]
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-@admin.register(UsageEvent)
-class UsageEventAdmin(ReadOnlyAdmin):
-    list_display = [
-        "created_at",
-        "account",
-        "memory",
-        "kind",
-        "subject",
-        "oauth_application",
-        "from_memory",
-    ]
-    list_filter = ["memory", "kind", "from_memory", "account"]
-    list_select_related = ["account", "oauth_application"]
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -6,7 +6,16 @@ descriptions come from the settings.
 
 from __future__ import annotations
 
-from outreach.schema import DATE, DATETIME, NULLABLE_STRING, STRING, UUID, closed_object
+from outreach.schema import (
+    BOOLEAN,
+    DATE,
+    DATETIME,
+    INTEGER,
+    NULLABLE_STRING,
+    STRING,
+    UUID,
+    closed_object,
+)
 from prospect_memory.core.integrity import with_integrity
 from prospect_memory.notes.conf import notes_settings
 
@@ -32,8 +41,8 @@ NOTE = with_integrity(
             "body": STRING,
             "source_urls": _URLS,
             "observed_at": DATE,
-            "stale": {"type": "boolean"},
-            "age_days": {"type": "integer"},
+            "stale": BOOLEAN,
+            "age_days": INTEGER,
             "created_at": DATETIME,
             "attribution": closed_object(
                 {"member": NULLABLE_STRING, "oauth_client": NULLABLE_STRING}
@@ -42,16 +51,14 @@ NOTE = with_integrity(
     )
 )
 
-CAMPAIGN = closed_object(
-    {"id": {"type": "integer"}, "name": STRING, "locale": STRING, "status": STRING}
-)
+CAMPAIGN = closed_object({"id": INTEGER, "name": STRING, "locale": STRING, "status": STRING})
 
 RECALL = closed_object(
     {
         "domain": STRING,
-        "known": {"type": "boolean"},
-        "stale": {"type": "boolean"},
-        "note_count": {"type": "integer"},
+        "known": BOOLEAN,
+        "stale": BOOLEAN,
+        "note_count": INTEGER,
         "notes": {"type": "array", "items": NOTE},
         "overlap_pairs": {
             "type": "array",
@@ -62,11 +69,11 @@ RECALL = closed_object(
                 }
             ),
         },
-        "compaction_suggested": {"type": "boolean"},
-        "truncated": {"type": "boolean"},
+        "compaction_suggested": BOOLEAN,
+        "truncated": BOOLEAN,
         "omitted_note_ids": {"type": "array", "items": UUID},
         "ranking": {"type": "string", "enum": ["recency", "query"]},
-        "should_stop": {"type": "boolean"},
+        "should_stop": BOOLEAN,
         "stop_reasons": {
             "type": "array",
             "items": closed_object({"code": STRING, "message": STRING}),
@@ -74,7 +81,7 @@ RECALL = closed_object(
         "relationship": closed_object(
             {
                 "campaigns": {"type": "array", "items": CAMPAIGN},
-                "messages_sent": {"type": "integer"},
+                "messages_sent": INTEGER,
                 "last_reply": {
                     "anyOf": [
                         {"type": "null"},
@@ -83,7 +90,7 @@ RECALL = closed_object(
                         ),
                     ]
                 },
-                "suppressed": {"type": "boolean"},
+                "suppressed": BOOLEAN,
                 "suppression_matches": {
                     "type": "array",
                     "items": closed_object({"kind": STRING, "value": STRING}),
@@ -127,8 +134,8 @@ OVERLAP = closed_object(
             "type": "array",
             "items": closed_object({"note_id": UUID, "urls": _URLS}),
         },
-        "compared": {"type": "integer"},
-        "skipped": {"type": "integer"},
+        "compared": INTEGER,
+        "skipped": INTEGER,
         "semantic_check": {"type": "string", "enum": ["complete", "partial"]},
         "semantic_check_note": STRING,
     }
@@ -137,8 +144,8 @@ OVERLAP = closed_object(
 SAVE = closed_object(
     {
         "note": NOTE,
-        "note_count": {"type": "integer"},
-        "compaction_suggested": {"type": "boolean"},
+        "note_count": INTEGER,
+        "compaction_suggested": BOOLEAN,
         "embedding_status": {"type": "string", "enum": ["ready", "pending", "failed"]},
         "overlap": OVERLAP,
     }
@@ -149,8 +156,8 @@ COMPACT = closed_object(
         "compaction_id": UUID,
         "note": NOTE,
         "superseded_note_ids": {"type": "array", "items": UUID},
-        "note_count": {"type": "integer"},
-        "compaction_suggested": {"type": "boolean"},
+        "note_count": INTEGER,
+        "compaction_suggested": BOOLEAN,
     }
 )
 
@@ -160,7 +167,7 @@ RESTORE = closed_object(
         "domain": STRING,
         "restored_note_ids": {"type": "array", "items": UUID},
         "removed_note_id": UUID,
-        "note_count": {"type": "integer"},
+        "note_count": INTEGER,
     }
 )
 
@@ -169,7 +176,7 @@ DELETE = closed_object(
         "deleted_note_id": UUID,
         "domain": STRING,
         "also_deleted_note_ids": {"type": "array", "items": UUID},
-        "note_count": {"type": "integer"},
+        "note_count": INTEGER,
     }
 )
 
@@ -200,7 +207,7 @@ SAVE_INPUT = closed_object(
         },
         "source_urls": {
             "type": "array",
-            "items": {"type": "string"},
+            "items": STRING,
             "description": f"{notes_settings.SOURCE_URLS_MIN} to {notes_settings.SOURCE_URLS_MAX} "
             "http(s) URLs where the finding can be checked.",
         },
@@ -224,10 +231,10 @@ COMPACT_INPUT = closed_object(
             "type": "string",
             "description": f"The merged dossier in markdown, at most {_BODY_KB} KB.",
         },
-        "title": {"type": "string"},
+        "title": STRING,
         "note_ids": {
             "type": "array",
-            "items": {"type": "string"},
+            "items": STRING,
             "description": "The notes to merge; all active notes when left out.",
         },
     },
@@ -252,10 +259,10 @@ LIST_INPUT = closed_object(
 
 NOTES_PAGE = closed_object(
     {
-        "count": {"type": "integer"},
-        "page": {"type": "integer"},
-        "pages": {"type": "integer"},
-        "page_size": {"type": "integer"},
+        "count": INTEGER,
+        "page": INTEGER,
+        "pages": INTEGER,
+        "page_size": INTEGER,
         "notes": {
             "type": "array",
             "items": {

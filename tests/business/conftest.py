@@ -1,6 +1,6 @@
 import pytest
 
-from tests.helpers import token as issue_token
+from tests.helpers import bearer as headers
 
 
 @pytest.fixture
@@ -16,5 +16,4 @@ def capacity(settings):
 @pytest.fixture
 def bearer(module_admin) -> dict:
     """Headers of a module admin's REST client with both scopes."""
-    token = issue_token(module_admin, client_name="REST client")
-    return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    return headers(module_admin, client_name="REST client")

@@ -12,17 +12,13 @@ from django.test import Client
 from prospect_memory.business.models import Entry
 from prospect_memory.business.store import entry_store
 from tests import factories
-from tests.helpers import token as issue_token
+from tests.helpers import token
 
 pytestmark = pytest.mark.django_db
 
 #: Values only: a refusal may echo the key the caller asked about, but never a value, and
 #: it answers a real key exactly as a made-up one (``test_..._same_answer``).
 SECRETS = ["A-SECRET-ICP", "A-SECRET-VOICE", "MEMBER-SECRET-SIGNATURE"]
-
-
-def token(member):
-    return issue_token(member)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from prospect_memory.notes.models import Note
-from tests.helpers import token as issue_token
+from tests.helpers import bearer as headers
 
 pytestmark = pytest.mark.django_db
 
@@ -41,8 +41,7 @@ json_values = st.recursive(
 
 @pytest.fixture
 def bearer(module_admin):
-    token = issue_token(module_admin, client_name="Fuzzer")
-    return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    return headers(module_admin, client_name="Fuzzer")
 
 
 def post(client, bearer, raw, **headers):

@@ -6,9 +6,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from prospect_memory.core.crypto import generate_key
 
 ROOT = Path(__file__).resolve().parents[2]
+
+# Most of these start Django in a subprocess, with the environment production would have.
+pytestmark = pytest.mark.slow
 
 
 def _manage(*args, env):
@@ -126,3 +131,27 @@ def test_statements_are_bound_by_the_server_and_prepared_unless_turned_off(tmp_p
     assert _database_options(env) == {"server_side_binding": True, "prepare_threshold": 5}
     env["DATABASE_PREPARED_STATEMENTS"] = "false"
     assert _database_options(env) == {"server_side_binding": True, "prepare_threshold": None}
+
+
+def test_a_misspelt_settings_key_is_refused_by_the_check_and_at_first_use(tmp_path):
+    env = {**_production_env(tmp_path), "PROSPECT_MEMORY_EMBEDDING_PROVIDER": "hashing"}
+    script = (
+        "import django; from django.conf import settings; django.setup(); "
+        "from prospect_memory.notes.conf import notes_settings; "
+        "settings.PROSPECT_MEMORY['DAILY_SAVE_LIMT'] = 1; notes_settings.reload(); "
+        "notes_settings.DAILY_SAVE_LIMIT"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert result.returncode != 0
+    assert "unknown PROSPECT_MEMORY setting(s): DAILY_SAVE_LIMT" in result.stderr
+
+
+def test_the_system_check_names_a_misspelt_key(settings):
+    from prospect_memory.core.checks import check_unknown_settings
+
+    settings.BUSINESS_MEMORY = {"ACCOUNT_CAPACTY": 3}
+    (error,) = check_unknown_settings(None)
+    assert error.id == "prospect_memory.E005"
+    assert "ACCOUNT_CAPACTY" in error.msg

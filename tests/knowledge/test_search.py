@@ -13,7 +13,6 @@ from prospect_memory.core.models import UsageEvent
 from prospect_memory.knowledge.payloads import search_data
 from prospect_memory.knowledge.selectors import knowledge_search
 from tests.factories import save_note
-from tests.helpers import token as issue_token
 
 pytestmark = pytest.mark.django_db
 
@@ -123,9 +122,13 @@ def test_kinds_and_domain_narrow_the_search(known, admin_actor):
     assert {kind for kind, _ in hits(entries_too)} == {"business_memory", "prospect_notes"}
 
 
-def test_an_entry_shown_counts_as_a_use(known, admin_actor):
+def test_an_entry_shown_counts_as_a_use(known, admin_actor, rest):
+    """The operation counts what it shows (the search itself writes nothing)."""
     knowledge_search(actor=admin_actor, query="enterprise deals", kinds=["business_memory"])
     entry = Entry.objects.get(account=admin_actor.account, key="rule:enterprise_deals")
+    assert entry.access_count == 0
+    rest("query=enterprise+deals&kinds=business_memory")
+    entry.refresh_from_db()
     assert entry.access_count == 1
 
 
@@ -168,11 +171,13 @@ def test_bad_arguments_are_refused_by_field(admin_actor, arguments, field):
 
 
 @pytest.fixture
-def rest(client, module_admin):
-    token = issue_token(module_admin, ["outreach_read"], client_name="REST client")
+def rest(api_for, module_admin):
+    """Knowledge search over REST with a read-only token, answers checked against OpenAPI."""
+    api = api_for(module_admin, scopes=["outreach_read"])
 
     def get(query: str):
-        return client.get(f"/api/v1/knowledge/search?{query}", HTTP_AUTHORIZATION=f"Bearer {token}")
+        path = "/api/v1/knowledge/search"
+        return api.call("get", f"{path}?{query}", path)
 
     return get
 

@@ -5,17 +5,9 @@ import pytest
 from outreach.access import Actor
 from prospect_memory.notes.models import AuditEvent, Compaction, Note
 from prospect_memory.notes.services.compaction import dossier_compact
-from tests.factories import save_note
+from tests.factories import SECRET
 
 pytestmark = pytest.mark.django_db
-
-SECRET = "Acme's board approved a confidential acquisition."
-
-
-@pytest.fixture
-def notes(module_admin):
-    actor = Actor.for_member(module_admin)
-    return [save_note(actor, title=f"Title {i}", body=f"{SECRET} #{i}").note for i in range(3)]
 
 
 def test_note_list_shows_no_content(admin_client, notes):

@@ -31,7 +31,8 @@ from outreach.moderation import MODERATORS, moderators_group_sync
 from prospect_memory.notes.models import Compaction, Note
 from prospect_memory.notes.services.compaction import dossier_compact
 from tests import factories
-from tests.factories import save_note
+from tests.factories import SECRET
+from tests.helpers import bearer as _bearer
 from tests.helpers import token as issue_token
 from tests.oauth_client import (
     REDIRECT,
@@ -44,7 +45,7 @@ from tests.oauth_client import (
 
 pytestmark = pytest.mark.django_db
 
-SECRET = "Acme's board approved a confidential acquisition."
+
 SAVE = {
     "domain": "acme.dev",
     "body": "Acme opened an office in Lisbon.",
@@ -67,12 +68,6 @@ def signed_in(user) -> Client:
     browser = Client()
     browser.force_login(user)
     return browser
-
-
-@pytest.fixture
-def notes(module_admin):
-    actor = Actor.for_member(module_admin)
-    return [save_note(actor, title=f"Title {i}", body=f"{SECRET} #{i}").note for i in range(3)]
 
 
 @pytest.fixture
@@ -305,11 +300,6 @@ def test_client_update_cannot_take_a_reserved_name():
 # --- 4. One member cannot spend another's write budget -----------------------------------------
 
 
-def _bearer(member, client_name="Claude Code"):
-    token = issue_token(member, client_name=client_name)
-    return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
-
-
 def test_refused_writes_of_a_member_do_not_lock_out_the_admin(
     client, module_admin, member, settings
 ):
@@ -468,7 +458,7 @@ def test_a_code_for_another_client_does_not_revoke_anything(module_admin):
 
 def test_issue_token_does_not_reuse_a_squatted_client(client, module_admin):
     squatter = register(Client(), "Claude Code").json()
-    bearer = _bearer(module_admin, "Claude Code")
+    bearer = _bearer(module_admin, client_name="Claude Code")
     token = AccessToken.objects.exclude(application__client_id=squatter["client_id"]).get(
         scope__contains="outreach"
     )

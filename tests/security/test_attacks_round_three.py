@@ -30,15 +30,10 @@ from prospect_memory.core.admin import SealedValuesAdmin
 from prospect_memory.notes.models import Note
 from tests import factories
 from tests.factories import save_note
-from tests.helpers import token as issue_token
+from tests.helpers import bearer as _bearer
 from tests.security.test_attacks import signed_in, staff_user
 
 pytestmark = pytest.mark.django_db
-
-
-def _bearer(member) -> dict:
-    token = issue_token(member, client_name="Claude Code")
-    return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
 
 
 def _store(client, bearer, **arguments):

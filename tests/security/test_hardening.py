@@ -9,7 +9,7 @@ from django.db import connection
 
 from outreach.access import Actor
 from outreach.ratelimit import RateLimited, write_allowed
-from tests.helpers import token as issue_token
+from tests.helpers import token
 
 pytestmark = pytest.mark.django_db
 
@@ -19,10 +19,6 @@ SAVE = {
     "source_urls": ["https://acme.dev/"],
     "observed_at": "2026-11-20",
 }
-
-
-def token(member, client_name="Agent"):
-    return issue_token(member, client_name=client_name)
 
 
 def test_rest_writes_are_rate_limited_per_client_with_retry_after(client, module_admin, settings):
@@ -39,7 +35,7 @@ def test_rest_writes_are_rate_limited_per_client_with_retry_after(client, module
     assert 1 <= int(limited["Retry-After"]) <= 60
     # Reads are not limited; another client of the same account has its own budget.
     assert client.get("/api/v1/recall?domain=acme.dev", **bearer).status_code == 200
-    other = {"HTTP_AUTHORIZATION": f"Bearer {token(module_admin, 'Other agent')}"}
+    other = {"HTTP_AUTHORIZATION": f"Bearer {token(module_admin, client_name='Other agent')}"}
     assert (
         client.post(
             "/api/v1/notes", {**SAVE, "body": "x"}, content_type="application/json", **other
@@ -108,6 +104,7 @@ def test_security_headers(client):
     assert response["Strict-Transport-Security"].startswith("max-age=31536000")
 
 
+@pytest.mark.slow  # starts Django in a subprocess
 def test_production_settings_secure_cookies_and_redirects(tmp_path):
     import os
     import subprocess

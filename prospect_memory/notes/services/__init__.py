@@ -1,10 +1,11 @@
 """Writes of prospect memory, by concern.
 
-- ``dossiers``: the steps every write on a domain shares (the dossier lock, the count,
-  the audit event, a new note);
-- ``notes``: saving and deleting notes, and counting agent recalls;
-- ``compaction``: merging a dossier's notes and undoing a merge;
-- ``keys``: re-encrypting notes under the newest key.
+- ``dossiers``: the steps every write on a domain shares (the dossier lock, the count, a
+  new note); each write records its ``AuditEvent`` through the event base's writer;
+- ``notes``: saving and deleting notes, clearing flags, and counting agent recalls;
+- ``compaction``: merging a dossier's notes and undoing a merge.
+
+Re-encrypting under the newest key is the core's (``core.keys``), for every memory.
 
 Each write on a domain locks that domain's :class:`~prospect_memory.notes.models.Dossier` row
 first, so the per-domain cap, the compaction count check and restores see one order of
