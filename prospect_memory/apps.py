@@ -21,8 +21,9 @@ class ProspectMemoryConfig(AppConfig):
         # (the notes live in this app's ``notes`` package; business memory and knowledge
         # search are apps of their own).
         from prospect_memory.core import checks  # noqa: F401  (registers the checks)
-        from prospect_memory.core.health import register_health_section
+        from prospect_memory.core.health import embeddings_section, register_health_section
         from prospect_memory.notes import conf, health, mcp_tools  # noqa: F401  (declares the keys)
 
         mcp_tools.register()
+        register_health_section(embeddings_section)
         register_health_section(health.section)

@@ -74,6 +74,9 @@ class EmbeddingProvider(ABC):
         """Raise :class:`PermanentEmbeddingError` if the provider cannot work as configured
         (a system check calls it; it never calls a network service)."""
 
+    def warm(self) -> None:  # noqa: B027  (most providers have nothing to load)
+        """Load what the first call would (a server process calls it before it serves)."""
+
     @abstractmethod
     def embed_documents(
         self, texts: list[str], *, timeout: float | None = None
@@ -460,6 +463,9 @@ class SemanticProvider(EmbeddingProvider):
             onnx_model.verified(self.manifest)
         except onnx_model.ModelFileError as exc:
             raise PermanentEmbeddingError(str(exc)) from exc
+
+    def warm(self) -> None:
+        self._runner()
 
     def _runner(self) -> onnx_model.Runner:
         try:

@@ -33,3 +33,23 @@ def register_health_section(build: Callable[[Any], HealthSection]) -> None:
 
 def health_sections(account) -> list[HealthSection]:
     return [build(account) for build in _builders]
+
+
+def embeddings_section(account) -> HealthSection:
+    """The model in force, where its thresholds come from, and how far each memory's rows
+    are embedded by it (after a change of model, the rest are re-embedded in the
+    background by the backfill)."""
+    from prospect_memory.core import pipeline
+    from prospect_memory.core.embeddings import get_provider
+
+    provider = get_provider()
+    return HealthSection(
+        "prospect_memory/_embeddings_health.html",
+        {
+            "model": provider.model,
+            "thresholds": provider.thresholds,
+            "progress": [
+                pipeline.progress(target, account_id=account.pk) for target in pipeline.targets()
+            ],
+        },
+    )

@@ -167,6 +167,40 @@ def backfill(target: EmbeddingTarget, *, limit: int = 1000) -> int:
     return embed_rows(target, rows) if rows else 0
 
 
+@dataclass(frozen=True)
+class Progress:
+    """How far one account's rows of a target are embedded by the model in force."""
+
+    #: What the rows are, in the plural ("notes", "entries").
+    rows: str
+    total: int
+    current: int
+    failed: int
+
+    @property
+    def waiting(self) -> int:
+        return self.total - self.current - self.failed
+
+
+def progress(target: EmbeddingTarget, *, account_id: int) -> Progress:
+    """Of the account's backlog rows (what search compares), how many carry a vector of the
+    model in force, and how many failed for good; one query."""
+    model = get_provider().model
+    counts = (
+        target.backlog()
+        .filter(account_id=account_id)
+        .aggregate(
+            total=models.Count("pk"),
+            current=models.Count(
+                "pk", filter=models.Q(embedding_status=READY, embedding_model=model)
+            ),
+            failed=models.Count("pk", filter=models.Q(embedding_status=FAILED)),
+        )
+    )
+    rows = str(target.model._meta.verbose_name_plural)
+    return Progress(rows, counts["total"], counts["current"], counts["failed"])
+
+
 def mark_for_reembedding(rows: models.QuerySet) -> int:
     """Mark ``rows`` not embedded by the current model pending again."""
     return rows.exclude(embedding_model=get_provider().model, embedding_status=READY).update(

@@ -110,3 +110,32 @@ def test_vectors_of_another_model_are_not_compared(admin_actor):
     data = overlap_of(save_note(admin_actor, body=SERIES_B, source_urls=["https://acme.dev/c"]))
     assert data["skipped"] == 1
     assert data["near_duplicates"] == []
+
+
+def test_with_the_semantic_model_a_finding_in_other_words_is_recognised(admin_actor, settings):
+    """The promise of SPEC 14, as an agent meets it: a finding saved once, then the same
+    fact found on another page in other words, comes back as a near duplicate or overlap."""
+    settings.PROSPECT_MEMORY = {
+        **settings.PROSPECT_MEMORY,
+        "EMBEDDING_PROVIDER": "semantic",
+        "EMBEDDING_OPTIONS": {},
+    }
+    first = save_note(
+        admin_actor,
+        title="Hiring AEs",
+        body="Brightwave Logistics is hiring six account executives for the DACH region.",
+    )
+    unrelated = save_note(
+        admin_actor, title="Stack", body="Brightwave runs Oracle Transportation Management."
+    )
+    again = save_note(
+        admin_actor,
+        title="Sales hiring",
+        body="Brightwave is recruiting 6 AEs to sell in Germany, Austria and Switzerland.",
+        source_urls=["https://jobs.example/brightwave"],
+    )
+    overlap = overlap_of(again)
+    found = {d["id"] for d in overlap["near_duplicates"] + overlap["overlaps"]}
+    assert str(first.note.id) in found
+    assert str(unrelated.note.id) not in found
+    assert overlap["semantic_check"] == "complete"

@@ -1,0 +1,53 @@
+"""A change of embedding model (SPEC 14): vectors of the old model are never compared with
+the new one's, the backfill re-embeds in the background, and the memory health page shows
+the model in force and how far it has come, for the account it is about only."""
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from prospect_memory.business.store import entry_store
+from prospect_memory.notes.models import Note
+from tests.factories import save_note
+
+pytestmark = pytest.mark.django_db
+
+
+def health(member) -> str:
+    browser = Client()
+    browser.force_login(member.user)
+    page = browser.get("/health/")
+    assert page.status_code == 200
+    return page.content.decode()
+
+
+def test_the_new_model_takes_over_in_the_background(
+    module_admin, admin_actor, rival_actor, settings
+):
+    save_note(admin_actor, body="Acme raised a Series B of 40M.")
+    save_note(admin_actor, body="Acme is hiring account executives in Berlin.")
+    entry_store(actor=admin_actor, key="icp_definition", value={"industry": ["SaaS"]})
+    save_note(rival_actor, body="Another account's note.")
+    page = health(module_admin)
+    assert "kit-local-hash-v1" in page
+    assert "2 of 2" in page
+    assert "1 of 1" in page
+
+    settings.PROSPECT_MEMORY = {
+        **settings.PROSPECT_MEMORY,
+        "EMBEDDING_PROVIDER": "semantic",
+        "EMBEDDING_OPTIONS": {},
+    }
+    page = health(module_admin)
+    assert "all-MiniLM-L6-v2-int8" in page
+    assert "calibrate_embeddings on 360 pairs" in page
+    assert "0 of 2" in page
+    assert "0 of 1" in page
+    assert "2 of the notes wait for all-MiniLM-L6-v2-int8" in page
+
+    call_command("backfill_embeddings", verbosity=0)
+    page = health(module_admin)
+    assert "2 of 2" in page
+    assert "1 of 1" in page
+    assert "wait for" not in page
+    assert set(Note.objects.values_list("embedding_model", flat=True)) == {"all-MiniLM-L6-v2-int8"}
