@@ -14,8 +14,12 @@ timed), then measures, in process and on this machine:
 - recall@10: how many of the exact 10 nearest notes the index returns, over 50 questions;
 - the small account, searched as the product does (exactly): p50.
 
-The notes' text is made of a fact and made-up words, so that notes differ as real findings
-do (a handful of templates would make thousands of notes equally near any question).
+With ``--provider semantic`` (the default a fresh install uses) every note's vector comes
+from the local sentence-embedding model, and the notes and questions are sentences built
+from many facts, roles, places, products and numbers, so that they differ as real findings
+do and the model's neighbourhoods are real ones. With ``--provider hashing`` the text is a
+fact and made-up words (a handful of templates would make thousands of notes equally near
+any question, and "the 10 nearest" a lottery for any index).
 
 Run: ``scripts/bench-knowledge`` (100k and 1M) or ``--sizes 30000`` (quick). It starts its
 own throwaway embedded PostgreSQL unless DATABASE_URL is set.
@@ -69,15 +73,120 @@ def _vocabulary(size: int = 5000) -> list[str]:
 VOCABULARY = _vocabulary()
 
 
+ROLES = [
+    "account executives",
+    "data engineers",
+    "nurses",
+    "warehouse operators",
+    "SDRs",
+    "a CFO",
+    "a head of security",
+    "backend engineers",
+    "field technicians",
+    "a VP Sales",
+]
+PLACES = [
+    "Berlin",
+    "Lisbon",
+    "Warsaw",
+    "Lyon",
+    "Austin",
+    "Rotterdam",
+    "Madrid",
+    "Dublin",
+    "Toronto",
+    "Singapore",
+    "the DACH region",
+    "the Nordics",
+]
+THINGS = [
+    "Salesforce",
+    "HubSpot",
+    "Snowflake",
+    "AWS",
+    "Azure",
+    "SAP",
+    "Oracle",
+    "Shopify",
+    "Zendesk",
+    "Workday",
+    "a home-grown CRM",
+    "Kubernetes",
+]
+EVENTS = [
+    "raised a Series {l} of {n}M led by {investor}",
+    "is hiring {n} {role} in {place}",
+    "moved its data warehouse from {thing} to {other}",
+    "opened an office in {place} with {n} people",
+    "signed {investor} as a reseller in {place}",
+    "cut {n} jobs in {place} after a weak quarter",
+    "passed its ISO 27001 audit and lists {thing} as a subprocessor",
+    "raised prices of its team plan by {n} percent",
+    "is piloting {thing} for its sales team in {place}",
+    "named {role} who joined from {investor}",
+    "acquired a {n}-person startup in {place}",
+    "launched a self-serve plan on {thing} Marketplace",
+    "is building a factory in {place} for {n} million euros",
+    "won a public tender in {place} worth {n} million",
+    "reported {n} percent revenue growth, driven by {place}",
+]
+INVESTORS = [
+    "Northgate Ventures",
+    "Index",
+    "Balderton",
+    "a European fund",
+    "Accel",
+    "a competitor",
+    "Flexport",
+    "Google",
+    "a family office",
+    "Point Nine",
+]
+
+
+def _sentence(rng: random.Random) -> str:
+    return rng.choice(EVENTS).format(
+        l=rng.choice("ABCD"),
+        n=rng.randint(2, 400),
+        investor=rng.choice(INVESTORS),
+        role=rng.choice(ROLES),
+        place=rng.choice(PLACES),
+        thing=rng.choice(THINGS),
+        other=rng.choice(THINGS),
+    )
+
+
+#: Set from --provider: sentences for a semantic model, made-up words for hashing.
+SENTENCES = True
+
+
 def body_for(rng: random.Random, company: str) -> str:
+    if SENTENCES:
+        return f"{company} {_sentence(rng)}. It also {_sentence(rng)}."
     fact = rng.choice(FACTS).format(n=rng.randint(2, 400))
     return f"{company} {fact}: " + " ".join(rng.choices(VOCABULARY, k=14)) + "."
 
 
-def _vector_texts(texts: list[str]) -> list[str]:
-    from prospect_memory.core.embeddings import LocalProvider
+def question_for(rng: random.Random) -> str:
+    if SENTENCES:
+        return f"Which companies {_sentence(rng).replace(' its ', ' their ')}?"
+    return f"{rng.choice(QUESTIONS)} " + " ".join(rng.choices(VOCABULARY, k=4))
 
-    vectors = LocalProvider().embed_documents(texts)
+
+def _fresh_model() -> None:
+    """A pool process builds its own model session (one thread) instead of the parent's."""
+    from prospect_memory.core import onnx_model
+
+    onnx_model._runners.clear()
+
+
+def _vector_texts(texts: list[str]) -> list[str]:
+    from prospect_memory.core.embeddings import get_provider
+
+    provider = get_provider()
+    vectors = []
+    for start in range(0, len(texts), 64):
+        vectors += provider.embed_documents(texts[start : start + 64])
     return ["[" + ",".join(f"{v:.6g}" for v in vector) + "]" for vector in vectors]
 
 
@@ -266,9 +375,7 @@ def measure_size(size: int, probe, small, iterations: int) -> dict:
         cursor.execute("VACUUM ANALYZE prospect_memory_dossier")
     build_seconds = build_index(get_provider())
     rng = random.Random(size)
-    questions = [
-        f"{rng.choice(QUESTIONS)} " + " ".join(rng.choices(VOCABULARY, k=4)) for _ in range(50)
-    ]
+    questions = [question_for(rng) for _ in range(50)]
     recalls = []
     for question in questions:
         exact = nearest(probe, question, exact=True)
@@ -334,7 +441,7 @@ def run(sizes: list[int], iterations: int, probe_notes: int = PROBE_NOTES) -> li
     promoted = promote_business_memory(probe, PROMOTED_ENTRIES, rng)
     print(f"{promoted} business memory entries promoted in {time.monotonic() - started:.0f}s")
     results = []
-    with multiprocessing.get_context("fork").Pool(2) as pool:
+    with multiprocessing.get_context("fork").Pool(2, initializer=_fresh_model) as pool:
         drop_index()  # loading into an indexed table is slow; it is built again per size
         companies = probe_notes // NOTES_PER_DOSSIER
         plan = [(probe.account.pk, f"probe{c}", NOTES_PER_DOSSIER) for c in range(companies)]
@@ -377,7 +484,12 @@ def main() -> None:
     parser.add_argument(
         "--probe-notes", type=int, default=PROBE_NOTES, help="notes of the account searched"
     )
+    parser.add_argument(
+        "--provider", default="semantic", help="embedding provider (semantic or hashing)"
+    )
     args = parser.parse_args()
+    global SENTENCES
+    SENTENCES = args.provider != "hashing"
     sizes = sorted(int(s.replace("_", "")) for s in args.sizes.split(","))
     setup(args)
     from django.conf import settings
@@ -387,6 +499,9 @@ def main() -> None:
     # An index of 1M vectors builds in memory with a few GB (the machine has 24).
     settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, "KNOWLEDGE_INDEX_BUILD_MEMORY_MB": 6144}
     notes_settings.reload()
+    from prospect_memory.core.embeddings import get_provider
+
+    print(f"embedding provider: {get_provider().model}", flush=True)
     report(run(sizes, args.iterations, args.probe_notes))
 
 

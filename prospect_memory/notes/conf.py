@@ -32,11 +32,13 @@ DEFAULTS: dict[str, Any] = {
     "LIST_PAGE_SIZE_MAX": 100,
     "LIST_PAGE_MAX": 1_000_000,
     # The notes' nearest-neighbour index (pgvector HNSW) for knowledge search: accounts with
-    # more active notes than KNOWLEDGE_EXACT_MAX_NOTES are searched through it (fewer are
-    # compared exactly: bench/knowledge_bench.py ranked 20,000 notes in a table of 1M in
-    # 27 ms p50, faster than the index and never missing); its build parameters, the
-    # memory a build may take, and how many candidates a search keeps (README, Performance).
-    "KNOWLEDGE_EXACT_MAX_NOTES": 25_000,
+    # more active notes than KNOWLEDGE_EXACT_MAX_NOTES are searched through it, fewer are
+    # compared exactly. With the semantic model's vectors (bench/knowledge_bench.py, 100k
+    # notes) the index found 0.996 of the true ten for an account of 20,000 notes, 21%
+    # faster than exact search; at 10,000 the planner prefers exact search anyway. Its
+    # build parameters, the memory a build may take, and how many candidates a search keeps
+    # follow (README, Performance).
+    "KNOWLEDGE_EXACT_MAX_NOTES": 15_000,
     "KNOWLEDGE_INDEX_M": 16,
     "KNOWLEDGE_INDEX_EF_CONSTRUCTION": 64,
     "KNOWLEDGE_INDEX_BUILD_MEMORY_MB": 1024,
