@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prospect_memory.business.models import Entry
+from prospect_memory.business.models import Entry, Layer
 from prospect_memory.business.rules import embedding_input
 from prospect_memory.core import pipeline
 
@@ -12,6 +12,7 @@ ENTRIES = pipeline.EmbeddingTarget(
     backlog=lambda: Entry.objects.filter(status=Entry.Status.LIVE).order_by("created_at"),
     task="prospect_memory.business.tasks.embed_entry",
     revision="version",
+    shared=lambda rows: rows.filter(layer=Layer.ACCOUNT),
 )
 
 

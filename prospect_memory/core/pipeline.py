@@ -67,6 +67,9 @@ class EmbeddingTarget:
     #: A field that changes whenever the row's text does (None: the text never changes),
     #: so a vector computed from an older text is never stored over a newer one.
     revision: str | None = None
+    #: Of an account's rows, those its shared pages may count (a member's own business
+    #: memory is seen, and counted, by that member alone).
+    shared: Callable[[models.QuerySet], models.QuerySet] = lambda rows: rows
 
     def __post_init__(self) -> None:
         _targets[self.model._meta.label] = self
@@ -183,19 +186,13 @@ class Progress:
 
 
 def progress(target: EmbeddingTarget, *, account_id: int) -> Progress:
-    """Of the account's backlog rows (what search compares), how many carry a vector of the
-    model in force, and how many failed for good; one query."""
+    """Of the account's shared backlog rows (what search compares), how many carry a vector
+    of the model in force, and how many failed for good; one query."""
     model = get_provider().model
-    counts = (
-        target.backlog()
-        .filter(account_id=account_id)
-        .aggregate(
-            total=models.Count("pk"),
-            current=models.Count(
-                "pk", filter=models.Q(embedding_status=READY, embedding_model=model)
-            ),
-            failed=models.Count("pk", filter=models.Q(embedding_status=FAILED)),
-        )
+    counts = target.shared(target.backlog().filter(account_id=account_id)).aggregate(
+        total=models.Count("pk"),
+        current=models.Count("pk", filter=models.Q(embedding_status=READY, embedding_model=model)),
+        failed=models.Count("pk", filter=models.Q(embedding_status=FAILED)),
     )
     rows = str(target.model._meta.verbose_name_plural)
     return Progress(rows, counts["total"], counts["current"], counts["failed"])

@@ -22,12 +22,15 @@ def health(member) -> str:
 
 
 def test_the_new_model_takes_over_in_the_background(
-    module_admin, admin_actor, rival_actor, settings
+    module_admin, admin_actor, member_actor, rival_actor, settings
 ):
     save_note(admin_actor, body="Acme raised a Series B of 40M.")
     save_note(admin_actor, body="Acme is hiring account executives in Berlin.")
     entry_store(actor=admin_actor, key="icp_definition", value={"industry": ["SaaS"]})
+    # Neither another account's rows nor a member's own context are counted here.
     save_note(rival_actor, body="Another account's note.")
+    entry_store(actor=member_actor, key="my_tone", value="warm", layer="member")
+    entry_store(actor=rival_actor, key="icp_definition", value={"industry": ["Retail"]})
     page = health(module_admin)
     assert "kit-local-hash-v1" in page
     assert "2 of 2" in page
