@@ -55,10 +55,13 @@ class EmbeddingProvider(ABC):
             "overlap": overlap_distance,
         }
 
+    #: Thresholds the model itself comes with (a local model's manifest), below any file.
+    model_thresholds: dict[str, float] | None = None
+
     @property
     def thresholds(self) -> Thresholds:
         """Every distance the product uses with this provider's vectors."""
-        return thresholds_for(self.model, given=self._given)
+        return thresholds_for(self.model, given=self._given, manifest=self.model_thresholds)
 
     @property
     def near_duplicate_distance(self) -> float:
@@ -455,6 +458,7 @@ class SemanticProvider(EmbeddingProvider):
         self.manifest = onnx_model.Manifest.load(model_dir or onnx_model.DEFAULT_MODEL_DIR)
         self.model = self.manifest.name
         self.dimensions = self.manifest.dimensions
+        self.model_thresholds = self.manifest.thresholds
         self.threads = threads
         self.batch_size = batch_size
 

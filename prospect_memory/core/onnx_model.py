@@ -59,6 +59,8 @@ class Manifest:
     document_prefix: str
     model: ModelFile
     tokenizer: ModelFile
+    #: ``near_duplicate`` and ``overlap`` (and ``merge``), if the manifest names them.
+    thresholds: dict[str, float] | None = None
 
     @classmethod
     def load(cls, directory: str | Path) -> Manifest:
@@ -82,12 +84,28 @@ class Manifest:
                 document_prefix=data.get("document_prefix", ""),
                 model=_file(directory, data, "model"),
                 tokenizer=_file(directory, data, "tokenizer"),
+                thresholds=_thresholds(data.get("thresholds")),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"{where}: {exc}") from None
         if manifest.pooling not in _POOLINGS:
             raise ValueError(f"{where}: pooling must be one of {', '.join(_POOLINGS)}")
         return manifest
+
+
+def _thresholds(value: object) -> dict[str, float] | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, dict)
+        or not {"near_duplicate", "overlap"} <= set(value) <= {"near_duplicate", "overlap", "merge"}
+        or not all(isinstance(v, int | float) and 0 < v < 2 for v in value.values())
+    ):
+        raise TypeError(
+            "thresholds must be an object of near_duplicate and overlap (and merge), cosine "
+            "distances between 0 and 2"
+        )
+    return {key: float(v) for key, v in value.items()}
 
 
 def _text(data: dict, key: str, longest: int) -> str:
@@ -210,12 +228,12 @@ class Runner:
 
 
 _lock = threading.Lock()
-_runners: dict[tuple[Manifest, int], Runner] = {}
+_runners: dict[tuple, Runner] = {}
 
 
 def runner(manifest: Manifest, threads: int) -> Runner:
     """The process's runner of ``manifest`` with ``threads`` intra-op threads."""
-    key = (manifest, threads)
+    key = (manifest.directory, manifest.model, manifest.tokenizer, manifest.max_tokens, threads)
     found = _runners.get(key)
     if found is None:
         with _lock:

@@ -7,8 +7,9 @@ model. They come from, in order: the provider's options (an operator's explicit 
 the operator's thresholds file (``EMBEDDING_THRESHOLDS_FILE``, written by
 ``manage.py calibrate_embeddings --write``); the file that ships with Kit
 (``core/thresholds.json``, written by the same command for each bundled model, with the
-report in docs/embeddings.md); and for a model nobody calibrated, the product page's
-0.10 / 0.30, which is ``gemini-embedding-001``'s contract.
+report in docs/embeddings.md); the thresholds a local model's manifest names; and for a
+model nobody calibrated, the product page's 0.10 / 0.30, which is
+``gemini-embedding-001``'s contract.
 """
 
 from __future__ import annotations
@@ -66,24 +67,34 @@ def _table() -> dict[str, dict[str, Any]]:
     return table
 
 
-def _entry(model: str) -> tuple[dict[str, Any], str]:
+def _entry(model: str, manifest: tuple) -> tuple[dict[str, Any], str]:
     table = _table()
     # "gemini-embedding-001/768": the entry of the model at that size, else of the model.
     for name in (model, model.split("/", 1)[0]):
         if name in table:
             entry = table[name]
             return entry, entry.get("source", f"calibrated for {name}")
+    if manifest:
+        return dict(manifest), "named in the model's manifest"
     return UNCALIBRATED, "not calibrated: the product page's 0.10 / 0.30"
 
 
-def thresholds_for(model: str, *, given: dict[str, float | None] | None = None) -> Thresholds:
-    """``model``'s thresholds, with any ``given`` by the provider's options on top."""
-    return _thresholds(model, tuple(sorted((given or {}).items())))
+def thresholds_for(
+    model: str,
+    *,
+    given: dict[str, float | None] | None = None,
+    manifest: dict[str, float] | None = None,
+) -> Thresholds:
+    """``model``'s thresholds, with any ``given`` by the provider's options on top, and
+    those of its ``manifest`` (a local model's) below every file."""
+    return _thresholds(
+        model, tuple(sorted((given or {}).items())), tuple(sorted((manifest or {}).items()))
+    )
 
 
 @lru_cache(maxsize=16)
-def _thresholds(model: str, given: tuple) -> Thresholds:
-    entry, source = _entry(model)
+def _thresholds(model: str, given: tuple, manifest: tuple) -> Thresholds:
+    entry, source = _entry(model, manifest)
     chosen = {k: v for k, v in given if v is not None}
     near = float(chosen.get("near_duplicate", entry["near_duplicate"]))
     overlap = float(chosen.get("overlap", entry["overlap"]))

@@ -207,3 +207,20 @@ def test_calibration_on_a_small_set_reports_and_writes(tmp_path, settings):
     assert stored["near_duplicate"] <= stored["overlap"]
     # The operator's file now decides this model's thresholds.
     assert get_provider().thresholds.near_duplicate == stored["near_duplicate"]
+
+
+def test_a_model_directory_may_name_its_thresholds_below_every_file(tmp_path):
+    model_dir = tmp_path / "renamed"
+    shutil.copytree(onnx_model.DEFAULT_MODEL_DIR, model_dir)
+    manifest = json.loads((model_dir / "manifest.json").read_text())
+    manifest["name"] = "all-MiniLM-L6-v2-int8-renamed"
+    manifest["thresholds"] = {"near_duplicate": 0.2, "overlap": 0.4}
+    (model_dir / "manifest.json").write_text(json.dumps(manifest))
+    renamed = SemanticProvider(model_dir=str(model_dir))
+    assert (renamed.near_duplicate_distance, renamed.overlap_distance) == (0.2, 0.4)
+    assert renamed.thresholds.source == "named in the model's manifest"
+    assert len(renamed.embed_documents([ROUND])[0]) == 384
+    manifest["thresholds"] = {"near_duplicate": "close"}
+    (model_dir / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match="thresholds must be"):
+        SemanticProvider(model_dir=str(model_dir))
