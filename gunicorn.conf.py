@@ -23,11 +23,12 @@ def post_worker_init(worker):
     # Build what the first write would (the integrity check's character class and patterns,
     # 0.2 s; the local embedding model, 0.3 s), then freeze it with the rest.
     from prospect_memory.core import integrity
-    from prospect_memory.core.embeddings import EmbeddingError, get_provider
+    from prospect_memory.core.embeddings import get_provider
 
     integrity.warm()
     try:
         get_provider().warm()
-    except EmbeddingError as error:  # the system check says why; saves store notes pending
-        worker.log.error("the embedding model could not be loaded: %s", error)
+    except Exception as error:  # a worker that fails to boot stops the whole server: serve
+        # pages and store notes pending instead; the system check says what is wrong.
+        worker.log.error("the embedding provider could not be loaded: %s", error)
     gc.freeze()

@@ -36,13 +36,35 @@ class Pair:
 
 
 def load_pairs(path: Path = SHIPPED_PAIRS) -> list[Pair]:
-    pairs = []
+    """The pairs of a JSON-lines file, each checked; ValueError names the line and field."""
+    pairs, seen = [], set()
     for number, line in enumerate(path.read_text().splitlines(), start=1):
         if not line.strip():
             continue
-        row = json.loads(line)
-        if row["class"] not in CLASSES:
-            raise ValueError(f"{path}:{number}: class must be one of {', '.join(CLASSES)}")
+        where = f"{path}:{number}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: not JSON ({exc})") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: each line must be a JSON object")
+        for name in ("id", "language"):
+            if not isinstance(row.get(name), str) or not row[name]:
+                raise ValueError(f"{where}: {name} must be text")
+        if row["id"] in seen:
+            raise ValueError(f"{where}: the id {row['id']!r} is used twice")
+        seen.add(row["id"])
+        if row.get("class") not in CLASSES:
+            raise ValueError(f"{where}: class must be one of {', '.join(CLASSES)}")
+        for side in ("a", "b"):
+            note = row.get(side)
+            if (
+                not isinstance(note, dict)
+                or not isinstance(note.get("body"), str)
+                or not note["body"].strip()
+                or not isinstance(note.get("title", ""), str)
+            ):
+                raise ValueError(f"{where}: {side} must be a note: an object with a body text")
         pairs.append(Pair(row["id"], row["language"], row["class"], row["a"], row["b"]))
     return pairs
 
@@ -59,24 +81,45 @@ class Score:
         return 2 * self.precision * self.recall / total if total else 0.0
 
 
-def score(measured: list[tuple[float, str]], positive: frozenset[str], threshold: float) -> Score:
-    """How well "distance at or below ``threshold``" finds the ``positive`` classes."""
+def score(
+    measured: list[tuple[float, str]], positive: frozenset[str], threshold: float
+) -> Score | None:
+    """How well "distance at or below ``threshold``" finds the ``positive`` classes; None
+    when the pairs hold none of them (nothing to find, nothing to say)."""
     caught = [kind for distance, kind in measured if distance <= threshold]
     hits = sum(kind in positive for kind in caught)
     wanted = sum(kind in positive for _, kind in measured)
+    if not wanted:
+        return None
     return Score(
         threshold=threshold,
         precision=hits / len(caught) if caught else 1.0,
-        recall=hits / wanted if wanted else 1.0,
+        recall=hits / wanted,
     )
+
+
+class TooFewPairs(ValueError):
+    """The pairs cannot decide a threshold: which is missing."""
+
+
+#: Fewest pairs best thresholds are fitted on.
+MIN_FITTED = 20
 
 
 def best(measured: list[tuple[float, str]], positive: frozenset[str]) -> Score:
     """The threshold with the highest F1, halfway between two neighbouring measured
-    distances (ties: the lowest), to three decimals."""
+    distances (ties: the lowest), to three decimals. TooFewPairs unless the pairs hold
+    both what the threshold should catch and what it should not."""
+    wanted = sum(kind in positive for _, kind in measured)
+    if len(measured) < MIN_FITTED or not 0 < wanted < len(measured):
+        raise TooFewPairs(
+            f"fitting {'/'.join(sorted(positive))} needs at least {MIN_FITTED} pairs, some of "
+            f"them {'/'.join(sorted(positive))} and some not; the pairs fitted on hold "
+            f"{len(measured)}, {wanted} of them {'/'.join(sorted(positive))}"
+        )
     distances = sorted({round(d, 4) for d, _ in measured})
     candidates = [(a + b) / 2 for a, b in itertools.pairwise(distances)]
-    scored = [score(measured, positive, round(c, 3)) for c in candidates or [0.1]]
+    scored = [score(measured, positive, round(c, 3)) for c in candidates]
     top = max(s.f1 for s in scored)
     return next(s for s in scored if math.isclose(s.f1, top))
 
@@ -98,10 +141,10 @@ class Report:
     #: Distances by class, and by language then class.
     by_class: dict[str, dict[str, float]] = field(default_factory=dict)
     by_language: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
-    current: dict[str, Score] = field(default_factory=dict)
+    current: dict[str, Score | None] = field(default_factory=dict)
     best: dict[str, Score] = field(default_factory=dict)
-    #: The best thresholds' scores on each language's pairs.
-    per_language: dict[str, dict[str, Score]] = field(default_factory=dict)
+    #: The best thresholds' scores on each language's pairs (None: nothing to find there).
+    per_language: dict[str, dict[str, Score | None]] = field(default_factory=dict)
 
 
 def calibrate(
@@ -115,7 +158,8 @@ def calibrate(
     batch: int = 64,
 ) -> Report:
     """Embed both sides of every pair with ``embed`` and measure; the best thresholds are
-    fitted on the pairs of ``fit_languages`` (every pair when None)."""
+    fitted on the pairs of ``fit_languages`` (every pair when None). TooFewPairs if those
+    pairs cannot decide them."""
     texts = sorted({text_of(side) for pair in pairs for side in (pair.a, pair.b)})
     vectors: dict[str, list[float]] = {}
     for start in range(0, len(texts), batch):
@@ -159,6 +203,7 @@ def calibrate(
     overlap = best(measured, OVERLAP)
     if overlap.threshold < near.threshold:
         overlap = score(measured, OVERLAP, near.threshold)
+        assert overlap is not None  # best() found overlap pairs among them
     report.best = {"near_duplicate": near, "overlap": overlap}
     for language in sorted({p.language for p in pairs}):
         mine = [(distance[p.id], p.kind) for p in pairs if p.language == language]
@@ -188,10 +233,11 @@ def markdown(report: Report) -> str:
     ]
     for label, scores in (("in force", report.current), ("best", report.best)):
         for name, s in scores.items():
-            lines.append(
-                f"| {name.replace('_', ' ')} ({label}) | {s.threshold:.3f} | "
-                f"{s.precision:.2f} | {s.recall:.2f} | {s.f1:.2f} |"
-            )
+            if s is not None:
+                lines.append(
+                    f"| {name.replace('_', ' ')} ({label}) | {s.threshold:.3f} | "
+                    f"{s.precision:.2f} | {s.recall:.2f} | {s.f1:.2f} |"
+                )
     lines += [
         "",
         "| language | restated p50 | paraphrase p50 | same topic p50 | unrelated p50 | "
@@ -201,9 +247,12 @@ def markdown(report: Report) -> str:
     for language, found in report.by_language.items():
         cells = [f"{found[k]['p50']:.3f}" if k in found else "" for k in CLASSES]
         scores = report.per_language[language]
-        near, overlap = scores["near_duplicate"], scores["overlap"]
+
+        def shown(s: Score | None) -> str:
+            return f"{s.precision:.2f} / {s.recall:.2f}" if s is not None else "-"
+
         lines.append(
-            f"| {language} | {' | '.join(cells)} | {near.precision:.2f} / {near.recall:.2f} | "
-            f"{overlap.precision:.2f} / {overlap.recall:.2f} |"
+            f"| {language} | {' | '.join(cells)} | {shown(scores['near_duplicate'])} | "
+            f"{shown(scores['overlap'])} |"
         )
     return "\n".join(lines) + "\n"

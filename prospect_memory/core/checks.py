@@ -27,7 +27,7 @@ def check_encryption_keys(app_configs, **kwargs):
 
 @register()
 def check_embedding_provider(app_configs, **kwargs):
-    from prospect_memory.core.embeddings import PROVIDERS, PermanentEmbeddingError, provider_class
+    from prospect_memory.core.embeddings import PROVIDERS, ProviderUnavailable, provider_class
 
     name = core_settings.EMBEDDING_PROVIDER
     try:
@@ -54,8 +54,19 @@ def check_embedding_provider(app_configs, **kwargs):
             )
         ]
     try:
+        built.thresholds  # noqa: B018  (options that disagree with the files are refused)
+    except ValueError as exc:
+        return [
+            Error(
+                str(exc),
+                hint="Check near_duplicate_distance and overlap_distance in "
+                "PROSPECT_MEMORY_EMBEDDING_OPTIONS (docs/embeddings.md).",
+                id="prospect_memory.E004",
+            )
+        ]
+    try:
         built.verify()
-    except PermanentEmbeddingError as exc:
+    except ProviderUnavailable as exc:
         return [
             Error(
                 str(exc),
@@ -65,6 +76,22 @@ def check_embedding_provider(app_configs, **kwargs):
             )
         ]
     return []
+
+
+@register()
+def check_thresholds_files(app_configs, **kwargs):
+    from prospect_memory.core.thresholds import problems
+
+    return [
+        Error(
+            problem,
+            hint="Each model's entry needs near_duplicate and overlap (and may have merge), "
+            "cosine distances above 0 and below 2; rerun manage.py calibrate_embeddings "
+            "--write, or fix the file. Until then it is left out.",
+            id="prospect_memory.E007",
+        )
+        for problem in problems()
+    ]
 
 
 @register(Tags.security, deploy=True)

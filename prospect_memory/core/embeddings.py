@@ -23,7 +23,7 @@ from django.utils.module_loading import import_string
 
 from prospect_memory.core import onnx_model
 from prospect_memory.core.conf import core_settings
-from prospect_memory.core.thresholds import Thresholds, thresholds_for
+from prospect_memory.core.thresholds import Thresholds, distance, thresholds_for
 
 
 class EmbeddingError(Exception):
@@ -36,6 +36,11 @@ class RetryableEmbeddingError(EmbeddingError):
 
 class PermanentEmbeddingError(EmbeddingError):
     """Trying again will not help: bad key, bad request, a malformed answer."""
+
+
+class ProviderUnavailable(RetryableEmbeddingError):
+    """The provider cannot run as configured (a model file missing or not the pinned one):
+    nothing is wrong with the text, so rows stay pending until an operator fixes it."""
 
 
 class EmbeddingProvider(ABC):
@@ -54,6 +59,9 @@ class EmbeddingProvider(ABC):
             "near_duplicate": near_duplicate_distance,
             "overlap": overlap_distance,
         }
+        for key, value in self._given.items():
+            if value is not None:
+                distance(value, f"{key}_distance")
 
     #: Thresholds the model itself comes with (a local model's manifest), below any file.
     model_thresholds: dict[str, float] | None = None
@@ -74,7 +82,7 @@ class EmbeddingProvider(ABC):
         return self.thresholds.overlap
 
     def verify(self) -> None:  # noqa: B027  (most providers have nothing to check)
-        """Raise :class:`PermanentEmbeddingError` if the provider cannot work as configured
+        """Raise :class:`ProviderUnavailable` if the provider cannot work as configured
         (a system check calls it; it never calls a network service)."""
 
     def warm(self) -> None:  # noqa: B027  (most providers have nothing to load)
@@ -458,7 +466,7 @@ class SemanticProvider(EmbeddingProvider):
         self.manifest = onnx_model.Manifest.load(model_dir or onnx_model.DEFAULT_MODEL_DIR)
         self.model = self.manifest.name
         self.dimensions = self.manifest.dimensions
-        self.model_thresholds = self.manifest.thresholds
+        self.model_thresholds = dict(self.manifest.thresholds or ()) or None
         self.threads = threads
         self.batch_size = batch_size
 
@@ -466,7 +474,7 @@ class SemanticProvider(EmbeddingProvider):
         try:
             onnx_model.verified(self.manifest)
         except onnx_model.ModelFileError as exc:
-            raise PermanentEmbeddingError(str(exc)) from exc
+            raise ProviderUnavailable(str(exc)) from exc
 
     def warm(self) -> None:
         self._runner()
@@ -475,7 +483,11 @@ class SemanticProvider(EmbeddingProvider):
         try:
             return onnx_model.runner(self.manifest, self.threads)
         except onnx_model.ModelFileError as exc:
-            raise PermanentEmbeddingError(str(exc)) from exc
+            raise ProviderUnavailable(str(exc)) from exc
+        except Exception as exc:  # onnxruntime and tokenizers raise their own errors
+            raise ProviderUnavailable(
+                f"{self.model} could not be loaded: {type(exc).__name__}: {exc}"
+            ) from exc
 
     def _embed(self, texts: list[str], prefix: str) -> list[list[float]]:
         runner = self._runner()

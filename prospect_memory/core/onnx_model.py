@@ -25,6 +25,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -64,48 +65,61 @@ class Manifest:
 
     @classmethod
     def load(cls, directory: str | Path) -> Manifest:
+        """The manifest of ``directory``, checked field by field (ValueError says which)."""
         directory = Path(directory)
         where = directory / "manifest.json"
         try:
             data = json.loads(where.read_text())
         except FileNotFoundError:
             raise ValueError(f"no manifest.json in the model directory {directory}") from None
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where} is not JSON: {exc}") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{where} cannot be read as JSON: {exc}") from None
         try:
+            if not isinstance(data, dict):
+                raise TypeError("the manifest must be a JSON object")
+            name = _text(data, "name", 100)
+            if not _NAME.fullmatch(name):
+                raise TypeError("name may hold letters, digits and . _ / - only")
             manifest = cls(
                 directory=directory,
-                name=_text(data, "name", 100),
+                name=name,
                 dimensions=_whole(data, "dimensions", 1, 16_000),
-                pooling=data.get("pooling", "mean"),
-                normalize=bool(data.get("normalize", True)),
+                pooling=_choice(data, "pooling", _POOLINGS, "mean"),
+                normalize=_flag(data, "normalize", True),
                 max_tokens=_whole(data, "max_tokens", 8, 8192),
-                query_prefix=data.get("query_prefix", ""),
-                document_prefix=data.get("document_prefix", ""),
+                query_prefix=_prefix(data, "query_prefix"),
+                document_prefix=_prefix(data, "document_prefix"),
                 model=_file(directory, data, "model"),
                 tokenizer=_file(directory, data, "tokenizer"),
                 thresholds=_thresholds(data.get("thresholds")),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"{where}: {exc}") from None
-        if manifest.pooling not in _POOLINGS:
-            raise ValueError(f"{where}: pooling must be one of {', '.join(_POOLINGS)}")
         return manifest
 
 
-def _thresholds(value: object) -> dict[str, float] | None:
+_NAME = re.compile(r"[A-Za-z0-9._/-]+")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_PACKAGE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _thresholds(value: object) -> tuple[tuple[str, float], ...] | None:
     if value is None:
         return None
     if (
         not isinstance(value, dict)
         or not {"near_duplicate", "overlap"} <= set(value) <= {"near_duplicate", "overlap", "merge"}
-        or not all(isinstance(v, int | float) and 0 < v < 2 for v in value.values())
+        or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 2
+            for v in value.values()
+        )
+        or value["near_duplicate"] > value["overlap"]
     ):
         raise TypeError(
             "thresholds must be an object of near_duplicate and overlap (and merge), cosine "
-            "distances between 0 and 2"
+            "distances between 0 and 2, near_duplicate at most overlap"
         )
-    return {key: float(v) for key, v in value.items()}
+    return tuple(sorted((key, float(v)) for key, v in value.items()))
 
 
 def _text(data: dict, key: str, longest: int) -> str:
@@ -115,9 +129,30 @@ def _text(data: dict, key: str, longest: int) -> str:
     return value
 
 
+def _prefix(data: dict, key: str) -> str:
+    value = data.get(key, "")
+    if not isinstance(value, str) or len(value) > 100:
+        raise TypeError(f"{key} must be text of at most 100 characters")
+    return value
+
+
+def _flag(data: dict, key: str, default: bool) -> bool:
+    value = data.get(key, default)
+    if not isinstance(value, bool):
+        raise TypeError(f"{key} must be true or false")
+    return value
+
+
+def _choice(data: dict, key: str, choices: tuple[str, ...], default: str) -> str:
+    value = data.get(key, default)
+    if value not in choices:
+        raise TypeError(f"{key} must be one of {', '.join(choices)}")
+    return value
+
+
 def _whole(data: dict, key: str, low: int, high: int) -> int:
     value = data[key]
-    if not isinstance(value, int) or not low <= value <= high:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         raise TypeError(f"{key} must be a whole number from {low} to {high}")
     return value
 
@@ -127,16 +162,24 @@ def _file(directory: Path, data: dict, key: str) -> ModelFile:
     if not isinstance(spec, dict):
         raise TypeError(f"{key} must be an object with file and sha256")
     name = _text(spec, "file", 200)
+    if Path(name).is_absolute() or ".." in Path(name).parts:
+        raise TypeError(f"{key}.file must be a path inside the model's directory or package")
     digest = _text(spec, "sha256", 64).lower()
+    if not _SHA256.fullmatch(digest):
+        raise TypeError(f"{key}.sha256 must be 64 hexadecimal digits")
     package = spec.get("package")
-    if package:
+    if package is None:
+        return ModelFile(path=directory / name, sha256=digest)
+    if not isinstance(package, str) or not _PACKAGE.fullmatch(package):
+        raise TypeError(f"{key}.package must be a Python package name")
+    try:
         found = importlib.util.find_spec(package)
-        if found is None or not found.submodule_search_locations:
-            path = Path(f"<package {package} is not installed>") / name
-        else:
-            path = Path(next(iter(found.submodule_search_locations))) / name
+    except (ImportError, ValueError):
+        found = None
+    if found is None or not found.submodule_search_locations:
+        path = Path(f"<package {package} is not installed>") / name
     else:
-        path = directory / name
+        path = Path(next(iter(found.submodule_search_locations))) / name
     return ModelFile(path=path, sha256=digest)
 
 
@@ -149,8 +192,10 @@ def _sha256(path: Path) -> str:
 
 
 @lru_cache(maxsize=8)
-def _checked(path: Path, expected: str, size: int, modified: float) -> str:
-    """The file's hash, read once per (path, size, modification time) and process."""
+def _checked(path: Path, signature: tuple[int, ...]) -> str:
+    """The file's hash, read once per version of the file and process. The signature holds
+    the inode and the change time, which no one can set back (``utime`` sets the
+    modification time only), so a file rewritten in place is hashed again."""
     return _sha256(path)
 
 
@@ -164,7 +209,8 @@ def verified(manifest: Manifest) -> Manifest:
             raise ModelFileError(
                 f"the {role} file of {manifest.name} is missing: {file.path}"
             ) from None
-        found = _checked(file.path, file.sha256, stat.st_size, stat.st_mtime)
+        signature = (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+        found = _checked(file.path, signature)
         if found != file.sha256:
             raise ModelFileError(
                 f"the {role} file {file.path} of {manifest.name} is not the pinned one: "
@@ -205,6 +251,12 @@ class Runner:
             str(manifest.model.path), options, providers=["CPUExecutionProvider"]
         )
         self.inputs = {i.name for i in self.session.get_inputs()}
+        (output,) = self.session.get_outputs()[:1]
+        if len(output.shape) != 3 or output.shape[-1] != manifest.dimensions:
+            raise ModelFileError(
+                f"{manifest.name} gives vectors of shape {output.shape}; its manifest says "
+                f"{manifest.dimensions} dimensions per token (a hidden state to pool)"
+            )
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         import numpy

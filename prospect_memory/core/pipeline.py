@@ -121,6 +121,13 @@ def _store(target: EmbeddingTarget, row: EmbeddedModel, vector, model: str) -> i
     )
 
 
+def _failed(target: EmbeddingTarget, row: EmbeddedModel, model: str) -> None:
+    """Mark ``row`` as failed for good by ``model`` (another model will try it again)."""
+    _unchanged(target, row).exclude(embedding_status=READY).update(
+        embedding_status=FAILED, embedding_model=model
+    )
+
+
 def embed_rows(target: EmbeddingTarget, rows: Iterable[EmbeddedModel]) -> int:
     """Embed ``rows`` in provider batches and store the vectors. Returns how many stored."""
     provider = get_provider()
@@ -133,7 +140,7 @@ def embed_rows(target: EmbeddingTarget, rows: Iterable[EmbeddedModel]) -> int:
             if any(vector):
                 stored += _store(target, row, vector, provider.model)
             else:  # nothing to embed: never compared (its distance would be undefined)
-                _unchanged(target, row).update(embedding_status=FAILED)
+                _failed(target, row, provider.model)
     return stored
 
 
@@ -154,17 +161,17 @@ def embed_one(target: EmbeddingTarget, pk: object) -> str:
     except PermanentEmbeddingError as exc:
         logger.error("embedding %s %s failed for good: %s", target.label, row.pk, exc)
         # Only the text that failed is marked: a newer version stays pending for its task.
-        _unchanged(target, row).exclude(embedding_status=READY).update(embedding_status=FAILED)
+        _failed(target, row, provider.model)
         return "failed"
     return "embedded"
 
 
 def backfill(target: EmbeddingTarget, *, limit: int = 1000) -> int:
-    """Embed backlog rows that are pending or were embedded by another model."""
+    """Embed backlog rows that are pending, or were embedded (or failed) by another model."""
     provider = get_provider()
     rows = list(
         target.backlog()
-        .exclude(embedding_status=FAILED)
+        .exclude(embedding_status=FAILED, embedding_model=provider.model)
         .exclude(embedding_status=READY, embedding_model=provider.model)[:limit]
     )
     return embed_rows(target, rows) if rows else 0
@@ -192,7 +199,7 @@ def progress(target: EmbeddingTarget, *, account_id: int) -> Progress:
     counts = target.shared(target.backlog().filter(account_id=account_id)).aggregate(
         total=models.Count("pk"),
         current=models.Count("pk", filter=models.Q(embedding_status=READY, embedding_model=model)),
-        failed=models.Count("pk", filter=models.Q(embedding_status=FAILED)),
+        failed=models.Count("pk", filter=models.Q(embedding_status=FAILED, embedding_model=model)),
     )
     rows = str(target.model._meta.verbose_name_plural)
     return Progress(rows, counts["total"], counts["current"], counts["failed"])

@@ -10,11 +10,20 @@ the operator's thresholds file (``EMBEDDING_THRESHOLDS_FILE``, written by
 report in docs/embeddings.md); the thresholds a local model's manifest names; and for a
 model nobody calibrated, the product page's 0.10 / 0.30, which is
 ``gemini-embedding-001``'s contract.
+
+The files are read again whenever they change on disk, so a process sees what the command
+wrote without a restart. A file that cannot be used is reported by the system check
+``prospect_memory.E007``; meanwhile it is left out (and said so in the thresholds'
+source) rather than failing every save.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import logging
+import math
 import os
 import tempfile
 from dataclasses import dataclass
@@ -26,11 +35,17 @@ from django.core.signals import setting_changed
 
 from prospect_memory.core.conf import core_settings
 
+logger = logging.getLogger(__name__)
+
 #: The thresholds that ship with Kit, one entry per model.
 SHIPPED_FILE = Path(__file__).with_name("thresholds.json")
 
 #: For a model with no calibration: the product page's numbers (Gemini's contract).
 UNCALIBRATED = {"near_duplicate": 0.10, "overlap": 0.30}
+
+
+class ThresholdsError(ValueError):
+    """A thresholds file, or thresholds given as options, that cannot be used: which, why."""
 
 
 @dataclass(frozen=True)
@@ -45,12 +60,44 @@ class Thresholds:
     source: str
 
 
-def _read(path: Path) -> dict[str, Any]:
+def distance(value: object, what: str) -> float:
+    """``value`` as a cosine distance threshold (above 0, below 2), or ThresholdsError."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 < value < 2
+    ):
+        raise ThresholdsError(f"{what} must be a cosine distance above 0 and below 2")
+    return float(value)
+
+
+def checked_entry(entry: object, where: str) -> dict[str, Any]:
+    """One model's entry of a thresholds file, checked: near_duplicate <= overlap."""
+    if not isinstance(entry, dict):
+        raise ThresholdsError(f"{where} must be an object")
+    near = distance(entry.get("near_duplicate"), f"{where}.near_duplicate")
+    overlap = distance(entry.get("overlap"), f"{where}.overlap")
+    if near > overlap:
+        raise ThresholdsError(f"{where}: near_duplicate ({near}) is above overlap ({overlap})")
+    merge = distance(entry.get("merge", near), f"{where}.merge")
+    return {**entry, "near_duplicate": near, "overlap": overlap, "merge": merge}
+
+
+def read(path: Path) -> dict[str, dict[str, Any]]:
+    """The models of a thresholds file (none if it does not exist), or ThresholdsError."""
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
         return {}
-    return data.get("models", {}) if isinstance(data, dict) else {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ThresholdsError(f"{path} cannot be read as JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("models", {}), dict):
+        raise ThresholdsError(f'{path} must be an object with "models": {{model: thresholds}}')
+    return {
+        model: checked_entry(entry, f"{path}: {model}")
+        for model, entry in data.get("models", {}).items()
+    }
 
 
 def _operator_file() -> Path | None:
@@ -58,25 +105,61 @@ def _operator_file() -> Path | None:
     return Path(name) if name else None
 
 
-@lru_cache(maxsize=1)
-def _table() -> dict[str, dict[str, Any]]:
-    table = dict(_read(SHIPPED_FILE))
-    operator = _operator_file()
-    if operator is not None:
-        table.update(_read(operator))
-    return table
+def _signature(path: Path | None) -> tuple:
+    """What changes when the file does (read again then)."""
+    if path is None:
+        return ()
+    try:
+        stat = path.stat()
+    except OSError:
+        return (str(path),)
+    return (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
-def _entry(model: str, manifest: tuple) -> tuple[dict[str, Any], str]:
-    table = _table()
+def _signatures() -> tuple[tuple, tuple]:
+    return _signature(SHIPPED_FILE), _signature(_operator_file())
+
+
+@lru_cache(maxsize=4)
+def _read_both(shipped: tuple, operator: tuple) -> tuple[dict[str, dict[str, Any]], str]:
+    """Both files' models, the operator's over the shipped ones, and what was left out."""
+    table: dict[str, dict[str, Any]] = {}
+    left_out = []
+    for signature in (shipped, operator):
+        if not signature:
+            continue
+        try:
+            table.update(read(Path(signature[0])))
+        except ThresholdsError as exc:
+            logger.error("embedding thresholds: %s; the file is left out", exc)
+            left_out.append(signature[0])
+    return table, ", ".join(left_out)
+
+
+def problems() -> list[str]:
+    """What is wrong with the thresholds files (for the system check)."""
+    found = []
+    for path in (SHIPPED_FILE, _operator_file()):
+        if path is None:
+            continue
+        try:
+            read(path)
+        except ThresholdsError as exc:
+            found.append(str(exc))
+    return found
+
+
+def _entry(model: str, manifest: tuple, signatures: tuple) -> tuple[dict[str, Any], str]:
+    table, left_out = _read_both(*signatures)
+    note = f" ({left_out} left out: unreadable)" if left_out else ""
     # "gemini-embedding-001/768": the entry of the model at that size, else of the model.
     for name in (model, model.split("/", 1)[0]):
         if name in table:
             entry = table[name]
-            return entry, entry.get("source", f"calibrated for {name}")
+            return entry, entry.get("source", f"calibrated for {name}") + note
     if manifest:
-        return dict(manifest), "named in the model's manifest"
-    return UNCALIBRATED, "not calibrated: the product page's 0.10 / 0.30"
+        return dict(manifest), "named in the model's manifest" + note
+    return UNCALIBRATED, "not calibrated: the product page's 0.10 / 0.30" + note
 
 
 def thresholds_for(
@@ -86,50 +169,65 @@ def thresholds_for(
     manifest: dict[str, float] | None = None,
 ) -> Thresholds:
     """``model``'s thresholds, with any ``given`` by the provider's options on top, and
-    those of its ``manifest`` (a local model's) below every file."""
-    return _thresholds(
-        model, tuple(sorted((given or {}).items())), tuple(sorted((manifest or {}).items()))
-    )
+    those of its ``manifest`` (a local model's) below every file. ThresholdsError if the
+    options and the rest disagree (an overlap below the near-duplicate distance)."""
+    given_items = tuple(sorted((k, v) for k, v in (given or {}).items() if v is not None))
+    return _thresholds(model, given_items, tuple(sorted((manifest or {}).items())), _signatures())
 
 
 @lru_cache(maxsize=16)
-def _thresholds(model: str, given: tuple, manifest: tuple) -> Thresholds:
-    entry, source = _entry(model, manifest)
-    chosen = {k: v for k, v in given if v is not None}
-    near = float(chosen.get("near_duplicate", entry["near_duplicate"]))
-    overlap = float(chosen.get("overlap", entry["overlap"]))
+def _thresholds(model: str, given: tuple, manifest: tuple, signatures: tuple) -> Thresholds:
+    entry, source = _entry(model, manifest, signatures)
+    chosen = {key: distance(value, f"{key}_distance") for key, value in given}
+    near = chosen.get("near_duplicate", entry["near_duplicate"])
+    overlap = chosen.get("overlap", entry["overlap"])
+    if near > overlap:
+        raise ThresholdsError(
+            f"the overlap distance ({overlap}) is below the near-duplicate distance ({near}) "
+            f"for {model}; set both in EMBEDDING_OPTIONS, overlap at least near duplicate"
+        )
     if chosen:
-        source = "set in EMBEDDING_OPTIONS"
-    return Thresholds(
-        near_duplicate=near,
-        overlap=max(overlap, near),
-        merge=float(entry.get("merge", near)) if not chosen else near,
-        source=source,
-    )
+        named = " and ".join(f"{key}_distance" for key in chosen)
+        source = f"{named} set in EMBEDDING_OPTIONS; otherwise {source}"
+    merge = near if "near_duplicate" in chosen else float(entry.get("merge", near))
+    return Thresholds(near_duplicate=near, overlap=overlap, merge=merge, source=source)
 
 
 def forget() -> None:
-    """Read the files again on next use (after a write, or a settings change)."""
-    _table.cache_clear()
+    """Read the files again on next use (after a settings change)."""
+    _read_both.cache_clear()
     _thresholds.cache_clear()
 
 
 def write(model: str, values: dict[str, Any], *, path: Path | None = None) -> Path:
     """Store ``values`` (``near_duplicate``, ``overlap``, and what the report says of them)
-    as ``model``'s thresholds in the operator's file, or the shipped one when none is set;
-    atomically, keeping the other models' entries."""
+    as ``model``'s thresholds in the operator's file, or the shipped one when none is set:
+    under a lock, atomically and durably, keeping the other models' entries and the file's
+    permissions (readable by the processes that serve)."""
     target = path or _operator_file() or SHIPPED_FILE
-    try:
-        data = json.loads(target.read_text())
-    except FileNotFoundError:
-        data = {}
-    data.setdefault("models", {})[model] = values
-    data["models"] = dict(sorted(data["models"].items()))
+    checked_entry(values, model)
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".thresholds-")
-    with os.fdopen(handle, "w") as out:
-        out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    Path(temporary).replace(target)
+    with open(target.with_name(f".{target.name}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        models = read(target)
+        models[model] = values
+        try:
+            mode = target.stat().st_mode & 0o777
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-")
+        try:
+            with os.fdopen(handle, "w") as out:
+                os.fchmod(out.fileno(), mode)
+                out.write(json.dumps({"models": dict(sorted(models.items()))}, indent=2) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+            Path(temporary).replace(target)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                Path(temporary).unlink()
     forget()
     return target
 

@@ -54,3 +54,52 @@ def test_the_new_model_takes_over_in_the_background(
     assert "1 of 1" in page
     assert "wait for" not in page
     assert set(Note.objects.values_list("embedding_model", flat=True)) == {"all-MiniLM-L6-v2-int8"}
+
+
+def test_a_model_that_cannot_run_leaves_notes_pending_until_it_can(admin_actor, settings, tmp_path):
+    """A missing model package (a worker installed without it) is the install's fault, not
+    the note's: the note stays pending and the backfill embeds it once the model runs."""
+    import json
+    import shutil
+
+    from prospect_memory.core import onnx_model, pipeline
+    from prospect_memory.core.embeddings import ProviderUnavailable
+    from prospect_memory.notes.embeddings import NOTES
+
+    broken = tmp_path / "broken"
+    shutil.copytree(onnx_model.DEFAULT_MODEL_DIR, broken)
+    manifest = json.loads((broken / "manifest.json").read_text())
+    manifest["model"]["package"] = "a_model_package_not_installed"
+    (broken / "manifest.json").write_text(json.dumps(manifest))
+    settings.PROSPECT_MEMORY = {
+        **settings.PROSPECT_MEMORY,
+        "EMBEDDING_PROVIDER": "semantic",
+        "EMBEDDING_OPTIONS": {"model_dir": str(broken)},
+    }
+    note = Note.objects.get(pk=save_note(admin_actor, body="Acme raised a Series B.").note.id)
+    with pytest.raises(ProviderUnavailable, match="missing"):
+        pipeline.embed_one(NOTES, note.pk)  # a worker's task: retried, never marked failed
+    note.refresh_from_db()
+    assert note.embedding_status == "pending"
+
+    settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, "EMBEDDING_OPTIONS": {}}
+    call_command("backfill_embeddings", verbosity=0)
+    note.refresh_from_db()
+    assert (note.embedding_status, note.embedding_model) == ("ready", "all-MiniLM-L6-v2-int8")
+
+
+def test_a_row_one_model_failed_is_tried_again_by_the_next(admin_actor, settings):
+    from prospect_memory.core import pipeline
+    from prospect_memory.notes.embeddings import NOTES
+
+    note = Note.objects.get(pk=save_note(admin_actor, body="Acme raised a Series B.").note.id)
+    Note.objects.filter(pk=note.pk).update(embedding_status="failed")
+    assert pipeline.backfill(NOTES) == 0  # failed by this model: left alone
+    settings.PROSPECT_MEMORY = {
+        **settings.PROSPECT_MEMORY,
+        "EMBEDDING_PROVIDER": "semantic",
+        "EMBEDDING_OPTIONS": {},
+    }
+    assert pipeline.backfill(NOTES) == 1
+    note.refresh_from_db()
+    assert (note.embedding_status, note.embedding_model) == ("ready", "all-MiniLM-L6-v2-int8")

@@ -9,11 +9,11 @@ from io import StringIO
 
 import numpy
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from prospect_memory.core import onnx_model, thresholds
 from prospect_memory.core.embeddings import (
-    PermanentEmbeddingError,
+    ProviderUnavailable,
     SemanticProvider,
     get_provider,
 )
@@ -112,9 +112,9 @@ def test_another_file_is_refused_with_which_and_why(tmp_path):
     tokenizer = model_dir / "tokenizer.json"
     tokenizer.write_text(tokenizer.read_text().replace('"[UNK]"', '"[UNKNOWN]"', 1))
     tampered = SemanticProvider(model_dir=str(model_dir))
-    with pytest.raises(PermanentEmbeddingError, match=r"tokenizer file .* is not the pinned one"):
+    with pytest.raises(ProviderUnavailable, match=r"tokenizer file .* is not the pinned one"):
         tampered.verify()
-    with pytest.raises(PermanentEmbeddingError, match="not the pinned one"):
+    with pytest.raises(ProviderUnavailable, match="not the pinned one"):
         tampered.embed_documents(["anything"])
 
 
@@ -159,38 +159,44 @@ def test_the_shipped_thresholds_are_the_calibrated_ones(provider):
     assert (gemini.near_duplicate, gemini.overlap) == (0.10, 0.30)
 
 
-def test_calibration_on_a_small_set_reports_and_writes(tmp_path, settings):
-    pairs = tmp_path / "pairs.jsonl"
-    rows = []
-    examples = {
-        "restated": (
-            "Acme raised a $40M Series B led by Northgate in March 2024.",
-            "In March 2024 Acme closed a $40M Series B; lead investor Northgate.",
-        ),
-        "paraphrase": (
-            "Acme is hiring six account executives in Germany.",
-            "Acme is recruiting quota-carrying sellers for the DACH region.",
-        ),
-        "same_topic": (
-            "Acme is hiring six account executives in Germany.",
-            "Acme hired a new VP Sales, Owen Clarke, last year.",
-        ),
-        "unrelated": (
-            "Acme raised a $40M Series B led by Northgate in March 2024.",
-            "Acme's office in Lisbon runs on solar power.",
-        ),
-    }
-    for number, (kind, (a, b)) in enumerate(examples.items()):
-        rows.append(
-            {
-                "id": f"t-{number}",
-                "language": "en",
-                "class": kind,
-                "a": {"title": "", "body": a},
-                "b": {"title": "", "body": b},
-            }
-        )
-    pairs.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+EXAMPLES = {
+    "restated": (
+        "{c} raised a $40M Series B led by Northgate in March 2024.",
+        "In March 2024 {c} closed a $40M Series B; lead investor Northgate.",
+    ),
+    "paraphrase": (
+        "{c} is hiring six account executives in Germany.",
+        "{c} is recruiting quota-carrying sellers for the DACH region.",
+    ),
+    "same_topic": (
+        "{c} is hiring six account executives in Germany.",
+        "{c} hired a new VP Sales, Owen Clarke, last year.",
+    ),
+    "unrelated": (
+        "{c} raised a $40M Series B led by Northgate in March 2024.",
+        "{c}'s office in Lisbon runs on solar power.",
+    ),
+}
+COMPANIES = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Vandelay"]
+
+
+def write_pairs(path, kinds=tuple(EXAMPLES)) -> None:
+    rows = [
+        {
+            "id": f"{kind}-{company}",
+            "language": "en",
+            "class": kind,
+            "a": {"title": "", "body": EXAMPLES[kind][0].format(c=company)},
+            "b": {"title": "", "body": EXAMPLES[kind][1].format(c=company)},
+        }
+        for kind in kinds
+        for company in COMPANIES
+    ]
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+
+
+@pytest.fixture
+def semantic_with_a_file(tmp_path, settings):
     written = tmp_path / "thresholds.json"
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
@@ -198,15 +204,83 @@ def test_calibration_on_a_small_set_reports_and_writes(tmp_path, settings):
         "EMBEDDING_OPTIONS": {},
         "EMBEDDING_THRESHOLDS_FILE": str(written),
     }
+    return written
+
+
+def test_calibration_on_a_small_set_reports_and_writes(tmp_path, semantic_with_a_file):
+    pairs = tmp_path / "pairs.jsonl"
+    write_pairs(pairs)
     out = StringIO()
     call_command("calibrate_embeddings", "--pairs", str(pairs), "--write", stdout=out)
     report = out.getvalue()
     assert "| restated |" in report
     assert "near duplicate (best)" in report
-    stored = json.loads(written.read_text())["models"]["all-MiniLM-L6-v2-int8"]
+    stored = json.loads(semantic_with_a_file.read_text())["models"]["all-MiniLM-L6-v2-int8"]
     assert stored["near_duplicate"] <= stored["overlap"]
+    assert semantic_with_a_file.stat().st_mode & 0o044 == 0o044  # the servers can read it
     # The operator's file now decides this model's thresholds.
     assert get_provider().thresholds.near_duplicate == stored["near_duplicate"]
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("[1, 2]", "each line must be a JSON object"),
+        ('{"id": "x", "language": "en", "class": "restated", "a": {}, "b": {}}', "a must be"),
+        ('{"id": "x", "language": "en", "class": "twins", "a": {}, "b": {}}', "class must be"),
+        ("{oops", "not JSON"),
+    ],
+)
+def test_a_bad_pairs_file_is_refused_by_line(tmp_path, semantic_with_a_file, line, says):
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(line + "\n")
+    with pytest.raises(CommandError, match=f"pairs.jsonl:1: .*{says}"):
+        call_command("calibrate_embeddings", "--pairs", str(pairs), "--write")
+    assert not semantic_with_a_file.exists()
+
+
+def test_pairs_that_cannot_decide_a_threshold_write_nothing(tmp_path, semantic_with_a_file):
+    pairs = tmp_path / "pairs.jsonl"
+    write_pairs(pairs, kinds=("unrelated", "same_topic"))
+    with pytest.raises(CommandError, match="needs at least 20 pairs, some of them restated"):
+        call_command("calibrate_embeddings", "--pairs", str(pairs), "--write")
+    write_pairs(pairs)
+    with pytest.raises(CommandError, match="hold 0"):
+        call_command("calibrate_embeddings", "--pairs", str(pairs), "--fit", "xx", "--write")
+    assert not semantic_with_a_file.exists()
+
+
+def test_a_broken_thresholds_file_is_reported_and_left_out(semantic_with_a_file):
+    from prospect_memory.core.checks import check_thresholds_files
+
+    semantic_with_a_file.write_text('{"models": {"all-MiniLM-L6-v2-int8": {"overlap": 0.4}}}')
+    (error,) = check_thresholds_files(None)
+    assert error.id == "prospect_memory.E007"
+    assert "near_duplicate must be a cosine distance" in error.msg
+    calibrated = get_provider().thresholds  # the shipped ones, saying what was left out
+    assert (calibrated.near_duplicate, calibrated.overlap) == (0.248, 0.45)
+    assert "left out: unreadable" in calibrated.source
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"near_duplicate_distance": float("nan")}, "above 0 and below 2"),
+        ({"overlap_distance": -1}, "above 0 and below 2"),
+        ({"overlap_distance": 0.2}, "below the near-duplicate distance"),
+    ],
+)
+def test_thresholds_in_the_options_are_checked(settings, options, says):
+    from prospect_memory.core.checks import check_embedding_provider
+
+    settings.PROSPECT_MEMORY = {
+        **settings.PROSPECT_MEMORY,
+        "EMBEDDING_PROVIDER": "semantic",
+        "EMBEDDING_OPTIONS": options,
+    }
+    (error,) = check_embedding_provider(None)
+    assert error.id == "prospect_memory.E004"
+    assert says in error.msg
 
 
 def test_a_model_directory_may_name_its_thresholds_below_every_file(tmp_path):

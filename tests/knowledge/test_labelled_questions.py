@@ -1,5 +1,5 @@
 """Knowledge search with the default semantic model on the project's labelled questions
-(SPEC 14): keyword and semantic questions, precision at 5 over 60 notes."""
+(SPEC 14): keyword and semantic questions, recall at 5 over 60 notes."""
 
 import pytest
 

@@ -59,30 +59,41 @@ class Command(BaseCommand):
             )
         except EmbeddingError as error:
             raise CommandError(f"the provider could not embed the pairs: {error}") from None
+        except calibration.TooFewPairs as error:
+            raise CommandError(str(error)) from None
         self.stdout.write(calibration.markdown(report))
         self.stdout.write(f"In force: {in_force.source}.")
         if write:
             near, overlap = report.best["near_duplicate"], report.best["overlap"]
-            where = thresholds.write(
-                provider.model,
-                {
-                    "near_duplicate": near.threshold,
-                    "overlap": overlap.threshold,
-                    "merge": near.threshold,
-                    "source": f"calibrate_embeddings on {report.pairs} pairs, "
-                    f"{date.today().isoformat()}",
-                    "near_duplicate_precision_recall": [
-                        round(near.precision, 3),
-                        round(near.recall, 3),
-                    ],
-                    "overlap_precision_recall": [
-                        round(overlap.precision, 3),
-                        round(overlap.recall, 3),
-                    ],
-                    "fitted_on": report.fitted_on,
-                },
-            )
+            try:
+                where = thresholds.write(
+                    provider.model,
+                    {
+                        "near_duplicate": near.threshold,
+                        "overlap": overlap.threshold,
+                        "merge": near.threshold,
+                        "source": f"calibrate_embeddings on {report.pairs} pairs, "
+                        f"{date.today().isoformat()}",
+                        "near_duplicate_precision_recall": [
+                            round(near.precision, 3),
+                            round(near.recall, 3),
+                        ],
+                        "overlap_precision_recall": [
+                            round(overlap.precision, 3),
+                            round(overlap.recall, 3),
+                        ],
+                        "fitted_on": report.fitted_on,
+                    },
+                )
+            except (OSError, ValueError) as error:
+                raise CommandError(f"the thresholds could not be written: {error}") from None
             self.stdout.write(
                 f"Wrote {provider.model}: near duplicate {near.threshold:.3f}, overlap "
-                f"{overlap.threshold:.3f} to {where}."
+                f"{overlap.threshold:.3f} to {where}. Running processes read it on their "
+                "next save."
             )
+            if provider._given and any(v is not None for v in provider._given.values()):
+                self.stderr.write(
+                    "EMBEDDING_OPTIONS sets thresholds of its own, which stay in force over "
+                    "what was written; remove them to use the calibrated ones."
+                )
