@@ -1,4 +1,5 @@
-"""Prospect memory's pages: the notes', business memory's and the memory health page."""
+"""Prospect memory's pages: the notes', business memory's, search and the memory health
+page."""
 
 from django.urls import include, path
 
@@ -7,5 +8,6 @@ from prospect_memory.core.views import health_page
 urlpatterns = [
     path("", include("prospect_memory.notes.urls")),
     path("", include("prospect_memory.business.urls")),
+    path("", include("prospect_memory.knowledge.urls")),
     path("health/", health_page, name="health"),
 ]

@@ -41,6 +41,7 @@ def hit_data(hit: Hit) -> dict:
         return data
     entry = hit.entry
     data["key"] = entry.key
+    data.update(category=entry.category, confidence=entry.confidence, layer=entry.layer)
     data.update(title=hit.title, excerpt=hit.excerpt, distance=round(hit.distance, 4))
     data["updated_at"] = entry.updated_at.isoformat().replace("+00:00", "Z")
     data["stale"] = hit.stale

@@ -93,6 +93,19 @@ HIT = with_integrity(
             "kind": {"type": "string", "enum": list(KINDS)},
             "id": {"type": "string", "description": "A note's id (prospect_notes)."},
             "key": {"type": "string", "description": "An entry's key (business_memory)."},
+            "category": {
+                "type": "string",
+                "description": "An entry's category (business_memory): how to weigh it.",
+            },
+            "confidence": {
+                "type": "integer",
+                "description": "An entry's confidence, 0-100 (business_memory).",
+            },
+            "layer": {
+                "type": "string",
+                "description": "An entry's layer (business_memory): always account, as only "
+                "the account's shared entries are searched.",
+            },
             "title": STRING,
             "excerpt": {
                 "type": "string",

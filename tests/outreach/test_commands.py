@@ -106,3 +106,12 @@ def test_seed_demo_covers_every_case_and_runs_twice():
     }
     assert Member.objects.filter(user__username="demo@kit.test").count() == 2
     assert "already present" in run("seed_demo", "--allow-insecure-demo")
+
+
+def test_seed_demo_names_the_address_kit_serves_on(settings):
+    """scripts/run sets KIT_PUBLIC_URL from KIT_ADDRESS: what it prints follows."""
+    settings.KIT_PUBLIC_URL = "http://127.0.0.1:8765"
+    out = run("seed_demo", "--allow-insecure-demo")
+    assert "claude mcp add --transport http kit http://127.0.0.1:8765/mcp" in out
+    assert "Sign in at http://127.0.0.1:8765/ as demo@kit.test" in out
+    assert "8000" not in out

@@ -91,7 +91,7 @@ class Command(BaseCommand):
         header = f'"Authorization: Bearer {token}"'
         self.stdout.write(f"  claude mcp add --transport http kit {base}/mcp --header {header}")
         self.stdout.write(
-            "Sign in at http://127.0.0.1:8000/ as demo@kit.test "
+            f"Sign in at {base}/ as demo@kit.test "
             f"(password {DEMO_PASSWORD}); staff admin at /admin/ as admin@kit.test "
             "with the same password."
         )
