@@ -21,9 +21,11 @@ class ProspectMemoryConfig(AppConfig):
         # (the notes live in this app's ``notes`` package; business memory and knowledge
         # search are apps of their own).
         from prospect_memory.core import checks  # noqa: F401  (registers the checks)
+        from prospect_memory.core.activity import register_activity_source
         from prospect_memory.core.health import embeddings_section, register_health_section
-        from prospect_memory.notes import conf, health, mcp_tools  # noqa: F401  (declares the keys)
+        from prospect_memory.notes import activity, conf, health, mcp_tools  # noqa: F401  (declares the keys)
 
         mcp_tools.register()
+        register_activity_source(activity.SOURCE)
         register_health_section(embeddings_section)
         register_health_section(health.section)

@@ -3,11 +3,12 @@ page."""
 
 from django.urls import include, path
 
-from prospect_memory.core.views import health_page
+from prospect_memory.core.views import activity_page, health_page
 
 urlpatterns = [
     path("", include("prospect_memory.notes.urls")),
     path("", include("prospect_memory.business.urls")),
     path("", include("prospect_memory.knowledge.urls")),
     path("health/", health_page, name="health"),
+    path("activity/", activity_page, name="activity"),
 ]

@@ -23,5 +23,9 @@ class BusinessMemoryConfig(AppConfig):
         from prospect_memory.core.health import register_health_section
 
         register_health_section(health.section)
+        from prospect_memory.business import activity
+        from prospect_memory.core.activity import register_activity_source
+
+        register_activity_source(activity.SOURCE)
 
         mcp_tools.register()
