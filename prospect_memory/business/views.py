@@ -8,9 +8,12 @@ another account or another member's context answers 404.
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+
 from django import forms
 from django.contrib import messages
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -27,6 +30,7 @@ from prospect_memory.business.access import (
     require_layer_writer,
     retired_for_actor,
 )
+from prospect_memory.business.baseline import BY_KEY, STARTERS
 from prospect_memory.business.changes import FOLD, Change, folded, line_changes
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import ValueTooLarge, VersionMismatch
@@ -92,6 +96,7 @@ def memory_page(request):
             "evictions": evictions_list(actor=actor, layer=Layer.ACCOUNT)
             + evictions_list(actor=actor, layer=Layer.MEMBER),
             "may_write_account": may_write_layer(actor, Layer.ACCOUNT),
+            "starters": [s for s in STARTERS if s.key not in {e.key for e in account}],
             "capacity": business_settings.ACCOUNT_CAPACITY,
             "member_capacity": business_settings.MEMBER_CAPACITY,
         },
@@ -133,7 +138,16 @@ class EntryForm(forms.Form):
     key = forms.CharField(
         max_length=business_settings.KEY_MAX_CHARS, required=False, help_text=KEY_HINT
     )
-    value = forms.CharField(widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}))
+    value = forms.CharField(
+        widget=forms.Textarea(
+            attrs={
+                "rows": 14,
+                "spellcheck": "false",
+                "data-value-editor": "",
+                "aria-label": "Value",
+            }
+        )
+    )
     category = forms.ChoiceField(choices=Category.choices)
     confidence = forms.IntegerField(min_value=0, max_value=100)
     expected_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
@@ -149,27 +163,30 @@ class EntryForm(forms.Form):
 
 
 def _form_errors(form: EntryForm, error: KitError, *, creating: bool) -> None:
-    """Put a service's refusal beside the field it is about."""
+    """Put a service's refusal beside the field it is about: a problem inside the value
+    (``value.plans[0].name``) also beside that part of the value's form."""
     if isinstance(error, ValueTooLarge):
         form.add_error("value", error.message)
     elif isinstance(error, VersionMismatch) and creating:
         form.add_error("key", "An entry with this key exists already; open it to change it.")
     elif isinstance(error, VersionMismatch):
-        form.add_error(
-            None,
-            "Someone changed this entry while you were editing it (it is now at version "
-            f"{error.details['current_version']}). Reload it and make your change again.",
-        )
+        form.add_error(None, "Someone changed this entry while you were editing it.")
     elif isinstance(error, ValidationFailed) and error.details.get("fields"):
+        inside: dict[str, list[str]] = {}
         for field, problems in error.details["fields"].items():
-            target = field if field in form.fields else None
+            in_value = field == "value" or field.startswith(("value.", "value["))
+            target = "value" if in_value else field if field in form.fields else None
             for problem in problems:
                 form.add_error(target, problem)
+            if in_value:
+                inside.setdefault(field, []).extend(problems)
+        form.fields["value"].widget.attrs["data-errors"] = json.dumps(inside)
     else:
         form.add_error(None, error.message)
 
 
 def _save(request, form: EntryForm, layer: str, key: str, *, expected_version: int):
+    """Store the form's entry: the entry page to go to, or the refusal (shown on the form)."""
     try:
         data = perform(
             request,
@@ -183,8 +200,25 @@ def _save(request, form: EntryForm, layer: str, key: str, *, expected_version: i
         )
     except KitError as error:
         _form_errors(form, error, creating=expected_version == 0)
-        return None
+        return error
     return redirect("business-entry", layer=layer, key=data["entry"]["key"])
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Someone else's version, stored while a member edited an older one."""
+
+    theirs: EntryView
+    started_from: int
+    changes: list[Change] | None
+
+
+def _conflict(actor, layer: str, key: str, started_from: int) -> Conflict:
+    theirs = EntryView.of(_entry(actor, layer, key))
+    kept = {v.version: v for v in entry_history_views(actor, theirs.id, only=(started_from,))}
+    before = kept.get(started_from)
+    changes = value_changes(_lines(before), _lines(theirs)) if before is not None else None
+    return Conflict(theirs, started_from, changes)
 
 
 def _expected_version(request) -> int | None:
@@ -201,6 +235,7 @@ def entry_edit(request, layer: str, key: str):
     actor = request.actor
     current = EntryView.of(_entry(actor, layer, key))
     require_layer_writer(actor, layer)
+    conflict = None
     if request.method == "POST":
         form = EntryForm(request.POST)
         if form.is_valid():
@@ -208,9 +243,18 @@ def entry_edit(request, layer: str, key: str):
             if expected is None:
                 expected = current.version
             saved = _save(request, form, layer, current.key, expected_version=expected)
-            if saved is not None:
+            if isinstance(saved, HttpResponse):
                 messages.success(request, f"Saved {current.key} as a new version.")
                 return saved
+            if isinstance(saved, VersionMismatch):
+                # Their version is shown, and the member's changes kept: saving again now
+                # replaces theirs knowingly.
+                conflict = _conflict(actor, layer, current.key, expected)
+                current = conflict.theirs
+                data = request.POST.copy()
+                data["expected_version"] = str(current.version)
+                form = EntryForm(data)
+                form.is_valid()
     else:
         form = EntryForm(
             initial={
@@ -223,13 +267,14 @@ def entry_edit(request, layer: str, key: str):
     return render(
         request,
         "business_memory/edit.html",
-        {"form": form, "entry": current, "layer": layer, "creating": False},
+        {"form": form, "entry": current, "layer": layer, "creating": False, "conflict": conflict},
     )
 
 
 @require_http_methods(["GET", "POST"])
 @member_required
 def entry_new(request, layer: str):
+    starter = None
     actor = request.actor
     require_layer_writer(actor, _layer(layer))
     if request.method == "POST":
@@ -237,21 +282,23 @@ def entry_new(request, layer: str):
         if form.is_valid():
             key = form.cleaned_data["key"]
             saved = _save(request, form, layer, key, expected_version=0)
-            if saved is not None:
+            if isinstance(saved, HttpResponse):
                 messages.success(request, f"Stored {key.lower()}.")
                 return saved
     else:
+        starter = BY_KEY.get(request.GET.get("start", "")) if layer == Layer.ACCOUNT else None
         form = EntryForm(
             initial={
-                "category": Category.FACT,
+                "key": starter.key if starter else "",
+                "category": starter.category if starter else Category.FACT,
                 "confidence": business_settings.CONFIDENCE_DEFAULT,
-                "value": "{}",
+                "value": pretty_json(starter.value) if starter else "{}",
             }
         )
     return render(
         request,
         "business_memory/edit.html",
-        {"form": form, "entry": None, "layer": layer, "creating": True},
+        {"form": form, "entry": None, "layer": layer, "creating": True, "starter": starter},
     )
 
 

@@ -8,6 +8,7 @@ entries that answer.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from django.shortcuts import render
@@ -35,12 +36,16 @@ class Company:
     notes: list[dict] = field(default_factory=list)
 
 
+_MARKS = re.compile(r"(\*\*|__|`|^#+\s*)", re.MULTILINE)
+
+
 def grouped(hits: list[dict]) -> tuple[list[Company], list[dict]]:
     """Note hits grouped by company, in the order of each company's nearest note, and the
-    business memory hits, nearest first."""
+    business memory hits, nearest first; excerpts read as text (markdown marks dropped)."""
     companies: dict[str, Company] = {}
     entries = []
     for hit in hits:
+        hit = {**hit, "excerpt": _MARKS.sub("", hit["excerpt"])}
         if hit["kind"] == BUSINESS_MEMORY:
             entries.append(hit)
             continue

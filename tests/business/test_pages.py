@@ -196,7 +196,9 @@ def test_another_members_context_and_another_accounts_entries_are_not_found(
         "/business-memory/account/icp_definition/versions/1/restore/",
     ):
         assert other.get(path).status_code == 404, path
-    assert "icp_definition" not in other.get("/business-memory/").content.decode()
+    theirs = other.get("/business-memory/").content.decode()
+    assert 'data-key="icp_definition"' not in theirs  # no row of ours
+    assert 'data-start="icp_definition"' in theirs  # they are offered to start their own
 
 
 def test_an_eviction_is_restored_from_the_page(baseline, module_admin, admin_actor, capacity):

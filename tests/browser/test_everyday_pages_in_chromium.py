@@ -1,0 +1,163 @@
+"""The pages people use every day, in Chromium against a live Kit, with the
+Content-Security-Policy on: search from the header and open a hit; edit a nested list of
+the ICP through the form and see the new version in the history; a second editor meets a
+version conflict and sees it; the activity page after an agent's save. Screenshots go to
+artifacts/ (three are copied into docs/ for the README)."""
+
+import httpx2
+import pytest
+from django.contrib.auth.hashers import make_password
+from django.core.management import call_command
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+from outreach.access import Actor
+from outreach.models import Member
+from prospect_memory.business.models import Entry
+from prospect_memory.business.store import entry_store
+from tests.browser.chrome import PASSWORD, click_and_load, csp_violations, shot, sign_in
+from tests.helpers import token
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def demo(live_kit):
+    call_command("seed_demo", "--allow-insecure-demo", verbosity=0)
+    call_command("seed_demo_research", verbosity=0)
+    call_command("seed_demo_business_memory", verbosity=0)
+    owner = Member.objects.select_related("user", "account").get(
+        account__slug="demo", user__username="demo@kit.test"
+    )
+    owner.user.password = make_password(PASSWORD, hasher="pbkdf2_sha256")
+    owner.user.save()
+    return owner
+
+
+def test_search_from_the_header_and_open_a_hit(live_kit, chromium, demo):
+    driver, base = chromium, live_kit.url
+    sign_in(driver, base, "demo@kit.test")
+    body = driver.find_element(By.TAG_NAME, "body")
+    body.send_keys("/")  # the shortcut moves to the header's search box
+    box = driver.switch_to.active_element
+    assert box.get_attribute("id") == "header-search"
+    box.send_keys("who is hiring account executives")
+    old = driver.find_element(By.TAG_NAME, "html")
+    box.send_keys(Keys.ENTER)
+    WebDriverWait(driver, 20).until(lambda d: d.find_element(By.TAG_NAME, "html") != old)
+    assert "Search memory" in driver.find_element(By.TAG_NAME, "h1").text
+    companies = driver.find_elements(By.CSS_SELECTOR, "article.company-hit")
+    assert companies, driver.page_source[:2000]
+    shot(driver, "search")
+    first = companies[0]
+    domain = first.get_attribute("data-domain")
+    click_and_load(driver, first.find_element(By.CSS_SELECTOR, "ul.hits a"))
+    assert domain in driver.current_url
+    assert driver.find_elements(By.CSS_SELECTOR, "article.note")
+    assert csp_violations(driver) == []
+
+
+def test_edit_a_nested_list_of_the_icp_through_the_form(live_kit, chromium, demo):
+    driver, base = chromium, live_kit.url
+    sign_in(driver, base, "demo@kit.test")
+    driver.get(f"{base}/business-memory/account/icp_definition/edit/")
+    industry = driver.find_element(By.CSS_SELECTOR, '[data-path="value.industry"]')
+    assert not driver.find_element(By.ID, "id_value").is_displayed()  # the form shows instead
+    industry.find_element(By.CSS_SELECTOR, "[data-add-item]").click()
+    added = industry.find_elements(By.CSS_SELECTOR, "li.ve-item")[-1]
+    added.find_element(By.CSS_SELECTOR, "[data-input]").send_keys("Fintech")
+    added.find_element(By.CSS_SELECTOR, "[data-up]").click()  # reorder: Fintech second
+    headcount = driver.find_element(By.CSS_SELECTOR, '[data-path="value.headcount"] [data-input]')
+    headcount.clear()
+    headcount.send_keys("11-500")
+    shot(driver, "value-form-editor")
+    click_and_load(driver, driver.find_element(By.ID, "save-entry"))
+    assert "Saved icp_definition" in driver.find_element(By.CSS_SELECTOR, ".messages").text
+    entry = Entry.objects.get(account=demo.account, key="icp_definition", layer="account")
+    assert entry.value["industry"] == ["SaaS", "Fintech", "DevTools"]
+    assert entry.value["headcount"] == "11-500"
+    assert entry.version == 2
+    [kept] = driver.find_elements(By.CSS_SELECTOR, "article.version")
+    added_lines = [s.text for s in kept.find_elements(By.CSS_SELECTOR, "pre.diff .add")]
+    assert any("Fintech" in line for line in added_lines)
+    assert csp_violations(driver) == []
+
+
+def test_a_second_editor_sees_the_conflict_and_loses_nothing(live_kit, chromium, demo):
+    driver, base = chromium, live_kit.url
+    sign_in(driver, base, "demo@kit.test")
+    driver.get(f"{base}/business-memory/account/brand_voice/edit/")
+    tone = driver.find_element(By.CSS_SELECTOR, '[data-path="value.tone"] [data-input]')
+    tone.clear()
+    tone.send_keys("short and direct")
+    # Meanwhile another member (or an agent) stores a new version.
+    current = Entry.objects.get(account=demo.account, key="brand_voice", layer="account")
+    entry_store(
+        actor=Actor.for_member(demo),
+        key="brand_voice",
+        value={**current.value, "sign_off": "the team"},
+        expected_version=current.version,
+    )
+    click_and_load(driver, driver.find_element(By.ID, "save-entry"))
+    conflict = driver.find_element(By.ID, "conflict")
+    assert "changed this entry while you were editing it" in conflict.text
+    assert "the team" in conflict.text  # what they changed is shown
+    kept = driver.find_element(By.CSS_SELECTOR, '[data-path="value.tone"] [data-input]')
+    assert kept.get_attribute("value") == "short and direct"  # nothing of mine is lost
+    shot(driver, "value-conflict")
+    save = driver.find_element(By.ID, "save-entry")
+    assert save.text == "Save mine over theirs"
+    click_and_load(driver, save)
+    entry = Entry.objects.get(account=demo.account, key="brand_voice", layer="account")
+    assert (entry.version, entry.value["tone"]) == (3, "short and direct")
+    assert csp_violations(driver) == []
+
+
+def test_the_activity_page_after_an_agents_save(live_kit, chromium, demo):
+    driver, base = chromium, live_kit.url
+    bearer = token(demo, client_name="Claude Code", base_url=base)
+    saved = httpx2.post(
+        f"{base}/api/v1/notes",
+        json={
+            "domain": "newco.dev",
+            "title": "Hiring",
+            "body": "NewCo is hiring two account executives.",
+            "source_urls": ["https://newco.dev/jobs"],
+            "observed_at": "2026-11-30",
+        },
+        headers={"Authorization": f"Bearer {bearer}"},
+        timeout=30,
+    )
+    assert saved.status_code == 201, saved.text
+    sign_in(driver, base, "demo@kit.test")
+    click_and_load(driver, driver.find_element(By.LINK_TEXT, "Activity"))
+    first = driver.find_elements(By.CSS_SELECTOR, "table.activity tbody tr")[0]
+    assert "newco.dev" in first.text
+    assert "via Claude Code" in first.text
+    shot(driver, "activity")
+    click_and_load(driver, first.find_element(By.LINK_TEXT, "newco.dev"))
+    assert "newco.dev" in driver.current_url
+    assert csp_violations(driver) == []
+
+
+def test_business_memory_tables_fit_a_laptop_and_a_phone(live_kit, chromium, demo):
+    driver, base = chromium, live_kit.url
+    sign_in(driver, base, "demo@kit.test")
+    for width in (1024, 390):
+        driver.set_window_size(width, 900)
+        driver.get(f"{base}/business-memory/")
+        overflow = driver.execute_script(
+            "return Array.from(document.querySelectorAll('table.entries')).map("
+            "t => t.scrollWidth - t.parentElement.clientWidth)"
+        )
+        assert overflow, width
+        assert max(overflow) <= 1, (width, overflow)
+        widths = driver.execute_script(
+            "return Array.from(document.querySelectorAll('table.entries thead th:first-child'))"
+            ".map(th => th.getBoundingClientRect().width)"
+        )
+        if width == 1024:
+            assert max(widths) - min(widths) <= 1, widths  # the columns line up
+    driver.set_window_size(1280, 1000)
+    assert csp_violations(driver) == []
