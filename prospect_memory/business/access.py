@@ -99,8 +99,8 @@ def not_found(layer: str, key: str) -> NotFound:
     )
 
 
-def live_entries(actor: Actor, layer: str) -> QuerySet:
-    """The live, unexpired entries ``actor`` may read in ``layer`` (or ``merged``: both)."""
+def live_entries(actor: Actor, layer: str | None) -> QuerySet:
+    """The live, unexpired entries ``actor`` may read in ``layer`` (None or ``merged``: both)."""
     rows = unexpired(Entry.objects.filter(account=actor.account, status=Entry.Status.LIVE))
     own = Q(layer=Layer.MEMBER, member=actor.member) if actor.member else Q(pk__in=[])
     if layer == Layer.ACCOUNT:

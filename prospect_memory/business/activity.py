@@ -3,9 +3,12 @@ account's shared layer; everyone sees their own context, and no one another memb
 
 from __future__ import annotations
 
+import uuid
+
 from django.db import models
 
 from outreach.access import Actor, is_module_admin
+from prospect_memory.business.access import live_entries
 from prospect_memory.business.models import Entry, EntryEvent, Layer
 from prospect_memory.core.activity import Source, columns
 
@@ -26,8 +29,22 @@ def shape(found: models.QuerySet) -> models.QuerySet:
         found,
         kind="entries",
         subject=models.F("key"),
-        item=models.F("key"),
+        item=models.F("entry_id"),
     )
+
+
+def current(actor: Actor, items: list[str]) -> set[str]:
+    """The entries of ``items`` (ids) that are still live: an event about an entry deleted
+    since, or evicted, links to nothing rather than to what now has its key."""
+    ids = []
+    for item in items:
+        try:
+            ids.append(uuid.UUID(item))
+        except ValueError:
+            continue
+    return {
+        str(pk) for pk in live_entries(actor, None).filter(pk__in=ids).values_list("pk", flat=True)
+    }
 
 
 SOURCE = Source(
@@ -45,4 +62,5 @@ SOURCE = Source(
         EntryEvent.Action.UNMERGE: "undid the merge of",
         EntryEvent.Action.UNFLAG: "cleared the flags of",
     },
+    current=current,
 )

@@ -150,7 +150,9 @@ class EntryForm(forms.Form):
     )
     category = forms.ChoiceField(choices=Category.choices)
     confidence = forms.IntegerField(min_value=0, max_value=100)
-    expected_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+    expected_version = forms.IntegerField(
+        widget=forms.HiddenInput, required=False, min_value=1, max_value=2**31 - 1
+    )
 
     def clean_value(self):
         try:
@@ -160,6 +162,13 @@ class EntryForm(forms.Form):
         if value is None:
             raise forms.ValidationError("A value may be any JSON but null.")
         return value
+
+    def clean(self):
+        # The version the page was opened at travels hidden: a page that sends a version no
+        # entry can have was not one of ours, and the member is told so where they look.
+        if self.errors.pop("expected_version", None):
+            self.add_error(None, "This page sent a version no entry has; open the entry again.")
+        return super().clean()
 
 
 def _form_errors(form: EntryForm, error: KitError, *, creating: bool) -> None:

@@ -45,10 +45,12 @@ class Filters:
     kind: str | None = None
     day: date | None = None
 
-    def window(self) -> tuple[datetime, datetime] | None:
+    def window(self) -> tuple[datetime, datetime | None] | None:
         if self.day is None:
             return None
         start = timezone.make_aware(datetime.combine(self.day, time.min))
+        if self.day == date.max:
+            return start, None
         return start, start + timedelta(days=1)
 
 
@@ -62,6 +64,9 @@ class Source:
     shape: Callable[[models.QuerySet], models.QuerySet]
     #: Action -> how the page says it.
     labels: dict[str, str]
+    #: Of the page's ``item`` values, those whose item can still be opened as the event
+    #: knew it (one query); None when every item can be.
+    current: Callable[[Actor, list[str]], set[str]] | None = None
 
 
 _sources: dict[str, Source] = {}
@@ -100,7 +105,9 @@ def _narrowed(rows: models.QuerySet, filters: Filters) -> models.QuerySet:
         rows = rows.filter(oauth_application_id=filters.client_id)
     window = filters.window()
     if window is not None:
-        rows = rows.filter(created_at__gte=window[0], created_at__lt=window[1])
+        rows = rows.filter(created_at__gte=window[0])
+        if window[1] is not None:
+            rows = rows.filter(created_at__lt=window[1])
     return rows
 
 
@@ -127,6 +134,20 @@ def clients(actor: Actor) -> list[tuple[int, str]]:
     )
     found = first.union(*rest) if rest else first
     return sorted(found, key=lambda row: (row[1].casefold(), row[0]))
+
+
+def still_current(actor: Actor, rows: list[tuple]) -> set[tuple[str, str]]:
+    """The ``(kind, item)`` of ``rows`` whose item can still be opened: a link to an entry
+    deleted since, or to another entry created later under the same key, would mislead."""
+    kind_at, item_at = COLUMNS.index("kind"), COLUMNS.index("item")
+    found: set[tuple[str, str]] = set()
+    for source in _sources.values():
+        items = sorted({row[item_at] for row in rows if row[kind_at] == source.kind} - {None})
+        if source.current is None:
+            found.update((source.kind, item) for item in items)
+        elif items:
+            found.update((source.kind, item) for item in source.current(actor, items))
+    return found
 
 
 def labels() -> dict[tuple[str, str], str]:

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 
 from outreach.access import is_module_admin, require_module_admin
 from outreach.pages import member_required
-from prospect_memory.core.activity import Filters, activity, labels, sources
+from prospect_memory.core.activity import Filters, activity, labels, sources, still_current
 from prospect_memory.core.activity import clients as activity_clients
 from prospect_memory.core.health import health_sections
 
@@ -47,6 +47,8 @@ class Happened:
     client_name: str | None
     event_id: int
     said: str
+    #: Whether the item can still be opened as the event knew it.
+    current: bool = True
 
     @property
     def created(self) -> bool:
@@ -97,7 +99,12 @@ def activity_page(request):
         request.GET.get("page")
     )
     said = labels()
-    happened = [Happened(*row, said=said.get((row[1], row[2]), row[2])) for row in page.object_list]
+    rows = list(page.object_list)
+    current = still_current(actor, rows)
+    happened = [
+        Happened(*row, said=said.get((row[1], row[2]), row[2]), current=(row[1], row[6]) in current)
+        for row in rows
+    ]
     members = (
         list(actor.account.members.select_related("user").order_by("user__username"))
         if admin

@@ -84,6 +84,45 @@ def test_edit_a_nested_list_of_the_icp_through_the_form(live_kit, chromium, demo
     assert csp_violations(driver) == []
 
 
+def test_the_form_keeps_values_exact_places_problems_and_works_from_the_keyboard(
+    live_kit, chromium, demo
+):
+    driver, base = chromium, live_kit.url
+    owner = Actor.for_member(demo)
+    entry_store(actor=owner, key="crm_ids", value={"hubspot": 9007199254740993, "tier": 1.0})
+    entry_store(actor=owner, key="names", value={"prénom": "Ann", "tone": "warm", "ok": ["a", "b"]})
+    sign_in(driver, base, "demo@kit.test")
+    # A number a form cannot keep exactly stays JSON; saving another field keeps it.
+    driver.get(f"{base}/business-memory/account/crm_ids/edit/")
+    assert driver.find_element(By.ID, "id_value").is_displayed()
+    assert "9007199254740993" in driver.find_element(By.CSS_SELECTOR, ".value-editor-note").text
+    confidence = driver.find_element(By.ID, "id_confidence")
+    confidence.clear()
+    confidence.send_keys("60")
+    click_and_load(driver, driver.find_element(By.ID, "save-entry"))
+    entry = Entry.objects.get(account=demo.account, key="crm_ids")
+    assert (entry.value["hubspot"], entry.confidence) == (9007199254740993, 60)
+    # Enter in a new field's name adds the field (it does not save the page).
+    driver.get(f"{base}/business-memory/account/names/edit/")
+    name = driver.find_element(By.CSS_SELECTOR, ".value-editor [data-new-field]")
+    name.send_keys("sign_off", Keys.ENTER)
+    assert driver.find_elements(By.CSS_SELECTOR, '[data-path="value.sign_off"]')
+    assert Entry.objects.get(account=demo.account, key="names").version == 1
+    # Removing a list item leaves the focus in the list.
+    first = driver.find_element(By.CSS_SELECTOR, '[data-path="value.ok"] li.ve-item [data-remove]')
+    first.click()
+    focused = driver.switch_to.active_element
+    assert focused.get_attribute("data-remove") is not None
+    # A problem the server finds under a non-ASCII name lands beside that field.
+    prenom = driver.find_element(By.CSS_SELECTOR, '[data-path="value.prénom"] [data-input]')
+    prenom.send_keys("\u200b")
+    click_and_load(driver, driver.find_element(By.ID, "save-entry"))
+    placed = driver.find_elements(By.CSS_SELECTOR, '[data-path="value.prénom"] > ul.errorlist')
+    assert placed
+    assert "ZERO WIDTH SPACE" in placed[0].text
+    assert csp_violations(driver) == []
+
+
 def test_a_second_editor_sees_the_conflict_and_loses_nothing(live_kit, chromium, demo):
     driver, base = chromium, live_kit.url
     sign_in(driver, base, "demo@kit.test")

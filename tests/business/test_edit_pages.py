@@ -64,6 +64,14 @@ def test_a_conflict_shows_their_change_and_keeps_mine(voice, module_admin, admin
     assert (entry.version, entry.value["tone"]) == (3, "short and direct")
 
 
+@pytest.mark.parametrize("forged", ["-1", "0", "2147483648", "99999999999999999999"])
+def test_a_version_no_entry_can_have_is_refused_on_the_form(voice, module_admin, forged):
+    answer = post(browser(module_admin), EDIT, {"tone": "x"}, expected=forged)
+    assert answer.status_code == 200
+    assert "This page sent a version no entry has" in answer.content.decode()
+    assert Entry.objects.get(key="brand_voice").version == 1
+
+
 def test_an_empty_baseline_is_offered_its_four_starting_forms(module_admin, member):
     page = browser(module_admin).get("/business-memory/").content.decode()
     for key in ("icp_definition", "deal_score_rubric", "brand_voice", "product_catalog"):

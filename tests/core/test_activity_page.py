@@ -95,6 +95,30 @@ def test_filters_by_member_client_kind_and_day(happened, module_admin, member):
     yesterday = (timezone.now() - timedelta(days=1)).date().isoformat()
     assert "matches these filters" in page(module_admin, day=yesterday)
     assert "acme.dev" in page(module_admin, day="not-a-day")  # ignored, not a 500
+    assert "matches these filters" in page(module_admin, day="9999-12-31")  # the last day
+    assert "matches these filters" in page(module_admin, day="0001-01-01")
+
+
+def test_an_entry_deleted_since_links_nowhere_even_when_its_key_is_used_again(
+    module_admin, admin_actor
+):
+    from outreach import scopes
+    from outreach.operations import execute
+    from prospect_memory.business.operations import DELETE
+
+    entry_store(actor=admin_actor, key="pricing", value={"plan": "old"})
+    entry_store(actor=admin_actor, key="pricing", value={"plan": "older"}, expected_version=1)
+    arguments = {"key": "pricing", "layer": "account", "expected_version": 2}
+    execute(DELETE, actor=admin_actor, granted=scopes.ALL, arguments=arguments)
+    html = page(module_admin)
+    assert "/business-memory/account/pricing/" not in html
+    assert "(no longer there)" in html
+    entry_store(actor=admin_actor, key="pricing", value={"plan": "new"})
+    entry_store(actor=admin_actor, key="pricing", value={"plan": "newer"}, expected_version=1)
+    html = page(module_admin)
+    # One "What changed" link: the new entry's version 2, not the deleted entry's.
+    assert html.count("/business-memory/account/pricing/versions/1/changes/") == 1
+    assert html.count('href="/business-memory/account/pricing/"') == 2  # the new entry's two
 
 
 def test_pages_of_fifty_with_the_same_queries_however_many(module_admin, admin_actor):

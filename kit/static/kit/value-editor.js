@@ -8,7 +8,12 @@
 
   var MAX_DEPTH = 6;
   var MAX_NODES = 400;
-  var IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+  // Paths are written as the server writes them (Python's str.isidentifier, json.dumps),
+  // so a problem it finds inside the value lands beside the part it is about.
+  var IDENTIFIER = /^[\p{ID_Start}_][\p{ID_Continue}]*$/u;
+  // Numbers JavaScript cannot hold exactly (past 2^53, or more than 15 digits): a form
+  // would change them, so such values stay JSON.
+  var NUMBER_OR_STRING = /"(?:[^"\\]|\\.)*"|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -40,9 +45,31 @@
     }, [1, depth]);
   }
 
+  function asciiJson(text) {
+    return JSON.stringify(text).replace(/[^\x20-\x7e]/g, function (c) {
+      return "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4);
+    });
+  }
+
   function childPath(path, key) {
     if (typeof key === "number") return path + "[" + key + "]";
-    return IDENTIFIER.test(key) ? path + "." + key : path + "[" + JSON.stringify(key) + "]";
+    return IDENTIFIER.test(key) ? path + "." + key : path + "[" + asciiJson(key) + "]";
+  }
+
+  function inexact(json) {
+    var match;
+    NUMBER_OR_STRING.lastIndex = 0;
+    while ((match = NUMBER_OR_STRING.exec(json))) {
+      var number = match[1];
+      if (!number) continue;
+      if (/^-?\d+$/.test(number)) {
+        if (!Number.isSafeInteger(Number(number))) return number;
+      } else {
+        var digits = number.replace(/[eE].*$/, "").replace(/[-.]/g, "").replace(/^0+/, "").replace(/0+$/, "");
+        if (digits.length > 15 || !isFinite(Number(number))) return number;
+      }
+    }
+    return null;
   }
 
   function blank(like) {
@@ -72,9 +99,11 @@
     textarea.parentNode.insertBefore(this.toggle, this.root);
     var self = this;
     this.toggle.addEventListener("click", function () { self.asForm(!self.formShown); });
+    this.touched = false;
     if (textarea.form) {
       textarea.form.addEventListener("submit", function (event) {
-        if (!self.formShown) return;
+        // An untouched form sends the value as it came, byte for byte.
+        if (!self.formShown || !self.touched) return;
         self.write();
         var bad = self.root.querySelector(":invalid");
         if (bad) {
@@ -86,6 +115,17 @@
     }
     this.root.addEventListener("input", function () { self.write(); });
     this.root.addEventListener("change", function () { self.write(); });
+    this.root.addEventListener("keydown", function (event) {
+      // Enter in a field of the form never sends the page half-edited: in a new field's
+      // name it adds the field; Ctrl+Enter (Cmd+Enter) saves.
+      if (event.key !== "Enter" || event.target.tagName !== "INPUT") return;
+      event.preventDefault();
+      if (event.ctrlKey || event.metaKey) {
+        if (textarea.form) textarea.form.requestSubmit();
+      } else if (event.target.hasAttribute("data-new-field")) {
+        event.target.parentNode.querySelector("[data-add-field]").click();
+      }
+    });
     this.asForm(true);
   }
 
@@ -96,6 +136,10 @@
         value = JSON.parse(this.textarea.value);
       } catch (error) {
         return this.say("The JSON below does not parse (" + error.message + "): fix it, or edit it as JSON.", false);
+      }
+      var lossy = inexact(this.textarea.value);
+      if (lossy) {
+        return this.say("This value holds the number " + lossy.slice(0, 40) + ", which a form cannot keep exactly: edit it as JSON.", false);
       }
       var measured = size(value, 0);
       if (measured[0] > MAX_NODES || measured[1] > MAX_DEPTH) {
@@ -124,6 +168,7 @@
   };
 
   Editor.prototype.write = function () {
+    this.touched = true;
     if (this.formShown) this.textarea.value = JSON.stringify(this.read(this.root.firstChild), null, 2);
   };
 
@@ -172,13 +217,13 @@
     var self = this;
     var fields = el("div", { "class": "ve-fields" });
     Object.keys(value).forEach(function (key) { fields.appendChild(self.field(key, value[key], path)); });
-    var name = el("input", { type: "text", placeholder: "new field name", "aria-label": "New field name in " + label });
+    var name = el("input", { type: "text", placeholder: "new field name", "data-new-field": "", "aria-label": "New field name in " + label });
     var type = el("select", { "aria-label": "Type of the new field" }, [
       el("option", { value: "text", text: "text" }), el("option", { value: "number", text: "number" }),
       el("option", { value: "yesno", text: "yes/no" }), el("option", { value: "list", text: "list" }),
       el("option", { value: "group", text: "group" })
     ]);
-    var add = el("button", { type: "button", "class": "button small", text: "Add field" });
+    var add = el("button", { type: "button", "class": "button small", "data-add-field": "", text: "Add field" });
     add.addEventListener("click", function () {
       var key = name.value.trim();
       if (!key) return name.focus();
@@ -199,7 +244,14 @@
     var self = this;
     var row = el("div", { "class": "ve-field", "data-key": key }, [this.build(value, childPath(path, key), key)]);
     var remove = el("button", { type: "button", "class": "button small", "aria-label": "Remove " + key, text: "Remove" });
-    remove.addEventListener("click", function () { row.remove(); self.write(); });
+    remove.addEventListener("click", function () {
+      // Focus stays where the member was: the next field, the one before, or "new field".
+      var near = row.nextElementSibling || row.previousElementSibling;
+      var group = row.parentNode.parentNode;
+      row.remove();
+      self.write();
+      (near ? near.querySelector("[data-input], button") : group.querySelector(":scope > .ve-add > [data-new-field]")).focus();
+    });
     row.appendChild(el("div", { "class": "ve-controls" }, [remove]));
     return row;
   };
@@ -245,9 +297,11 @@
     down.addEventListener("click", function () { move(1); });
     remove.addEventListener("click", function () {
       var items = row.parentNode;
+      var near = row.nextElementSibling || row.previousElementSibling;
       row.remove();
       self.renumber(items, path, label);
       self.write();
+      (near ? near.querySelector("[data-remove]") : items.parentNode.querySelector(":scope > [data-add-item]")).focus();
     });
     row.appendChild(el("div", { "class": "ve-controls" }, [up, down, remove]));
     return row;
