@@ -7,6 +7,7 @@ configuration table in README.md.
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 
@@ -323,6 +324,28 @@ CELERY_BEAT_SCHEDULE = {
         "task": "prospect_memory.business.tasks.consolidate_memory",
         "schedule": 24 * 3600.0,
     },
+    "prospect-memory-apply-retention": {
+        "task": "prospect_memory.tasks.apply_retention",
+        "schedule": 24 * 3600.0,
+    },
+    "prospect-memory-erase-closed-accounts": {
+        "task": "prospect_memory.tasks.erase_closed_accounts",
+        "schedule": 24 * 3600.0,
+    },
+}
+
+# --- Data lifecycle (SPEC 16) ----------------------------------------------------------
+# Retention in days (0 keeps for ever); unset variables leave the defaults of
+# prospect_memory.lifecycle.conf.DEFAULTS in place.
+LIFECYCLE = {
+    key: env.int(variable)
+    for key, variable in {
+        "AUDIT_EVENTS_DAYS": "KIT_RETENTION_AUDIT_EVENTS_DAYS",
+        "USAGE_EVENTS_DAYS": "KIT_RETENTION_USAGE_EVENTS_DAYS",
+        "ARCHIVED_NOTES_DAYS": "KIT_RETENTION_ARCHIVED_NOTES_DAYS",
+        "CLOSED_ACCOUNT_DAYS": "KIT_RETENTION_CLOSED_ACCOUNT_DAYS",
+    }.items()
+    if variable in os.environ
 }
 
 # --- Prospect memory ----------------------------------------------------------------------

@@ -44,6 +44,7 @@ urlpatterns = [
     path("api/v1/", include("prospect_memory.notes.api.urls")),
     path("api/v1/business-memory/", include("prospect_memory.business.api.urls")),
     path("api/v1/knowledge/", include("prospect_memory.knowledge.api.urls")),
+    path("api/v1/", include("prospect_memory.lifecycle.api.urls")),
     path("api/v1/writing-guides/<str:locale>", WritingGuideApi.as_view(), name="api-guide"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),

@@ -22,8 +22,25 @@ from outreach.models import Account, Campaign, Member, Message, Prospect, Reply,
 
 @admin.register(Account)
 class AccountAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "outreach_addon", "subscription_status", "created_at"]
-    list_filter = ["outreach_addon", "subscription_status"]
+    list_display = [
+        "slug",
+        "name",
+        "outreach_addon",
+        "subscription_status",
+        "created_at",
+        "closed_at",
+    ]
+    list_filter = [
+        "outreach_addon",
+        "subscription_status",
+        ("closed_at", admin.EmptyFieldListFilter),
+    ]
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # An account is closed (closed_at), then erased whole by the daily job once its
+        # retention has passed (SPEC 16): a delete here would skip the erasure's guarantees.
+        return False
+
     search_fields = ["slug", "name"]
 
 

@@ -27,6 +27,12 @@ class Account(models.Model):
         max_length=16, choices=Subscription.choices, default=Subscription.ACTIVE
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the account left Kit: its data is erased once the retention period "
+        "for closed accounts has passed since.",
+    )
 
     class Meta:
         ordering = ["slug"]

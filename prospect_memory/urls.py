@@ -9,6 +9,7 @@ urlpatterns = [
     path("", include("prospect_memory.notes.urls")),
     path("", include("prospect_memory.business.urls")),
     path("", include("prospect_memory.knowledge.urls")),
+    path("", include("prospect_memory.lifecycle.urls")),
     path("health/", health_page, name="health"),
     path("activity/", activity_page, name="activity"),
 ]

@@ -48,3 +48,6 @@ PASSWORD_HASHERS = [
 # which uses the broker at CELERY_BROKER_URL (Redis in CI) or the in-memory transport.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "memory://"
 CELERY_TASK_ALWAYS_EAGER = True
+
+# A table no erasure knows about: the erasure scan must catch what it keeps.
+INSTALLED_APPS = [*INSTALLED_APPS, "tests.forgetful.apps.ForgetfulConfig"]  # noqa: F405

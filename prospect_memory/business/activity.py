@@ -6,6 +6,8 @@ from __future__ import annotations
 import uuid
 
 from django.db import models
+from django.db.models import Min
+from django.db.models.functions import Coalesce
 
 from outreach.access import Actor, is_module_admin
 from prospect_memory.business.access import live_entries
@@ -33,18 +35,23 @@ def shape(found: models.QuerySet) -> models.QuerySet:
     )
 
 
-def current(actor: Actor, items: list[str]) -> set[str]:
-    """The entries of ``items`` (ids) that are still live: an event about an entry deleted
-    since, or evicted, links to nothing rather than to what now has its key."""
+def current(actor: Actor, items: list[str]) -> dict[str, int | None]:
+    """The entries of ``items`` (ids) that are still live, each with the oldest version
+    whose value is still kept: an event about an entry deleted since, or evicted, links to
+    nothing rather than to what now has its key."""
     ids = []
     for item in items:
         try:
             ids.append(uuid.UUID(item))
         except ValueError:
             continue
-    return {
-        str(pk) for pk in live_entries(actor, None).filter(pk__in=ids).values_list("pk", flat=True)
-    }
+    live = (
+        live_entries(actor, None)
+        .filter(pk__in=ids)
+        .annotate(oldest=Coalesce(Min("versions__version"), "version"))
+        .values_list("pk", "oldest")
+    )
+    return {str(pk): oldest for pk, oldest in live}
 
 
 SOURCE = Source(

@@ -15,6 +15,7 @@ from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from outreach.errors import KitError, NotFound, ValidationFailed
@@ -34,7 +35,7 @@ from prospect_memory.business.baseline import BY_KEY, STARTERS
 from prospect_memory.business.changes import FOLD, Change, folded, line_changes
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import ValueTooLarge, VersionMismatch
-from prospect_memory.business.models import KEY_HINT, Category, Layer
+from prospect_memory.business.models import KEY_HINT, Category, EntryEvent, Layer
 from prospect_memory.business.records import EntryView
 from prospect_memory.business.selectors import entry_history_views, evictions_list
 from prospect_memory.business.templatetags.business_format import (
@@ -134,6 +135,22 @@ def entry_page(request, layer: str, key: str):
     )
 
 
+class RepeatedName(ValueError):
+    pass
+
+
+def _names_once(pairs: list[tuple[str, object]]) -> dict:
+    seen = set()
+    for name, _ in pairs:
+        if name in seen:
+            raise RepeatedName(
+                f"The name {name!r} appears twice in one object (JSON would keep only the "
+                "last); keep one."
+            )
+        seen.add(name)
+    return dict(pairs)
+
+
 class EntryForm(forms.Form):
     key = forms.CharField(
         max_length=business_settings.KEY_MAX_CHARS, required=False, help_text=KEY_HINT
@@ -155,6 +172,11 @@ class EntryForm(forms.Form):
     )
 
     def clean_value(self):
+        try:
+            json.loads(self.cleaned_data["value"], object_pairs_hook=_names_once)
+        except ValueError as error:
+            if isinstance(error, RepeatedName):
+                raise forms.ValidationError(str(error)) from None
         try:
             value = loads(self.cleaned_data["value"])
         except BadJSON as error:
@@ -238,19 +260,81 @@ def _expected_version(request) -> int | None:
         return None
 
 
+def editable_json(value) -> str:
+    """A value as the edit form starts from it: indented, its names in their stored order
+    (saving the form unchanged must not reorder what agents read)."""
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _unchanged(form: EntryForm, current: EntryView) -> bool:
+    data = form.cleaned_data
+    return (data["value"], data["category"], data["confidence"]) == (
+        current.value,
+        current.category,
+        current.confidence,
+    )
+
+
+def _once_here(actor, layer: str, key: str) -> bool:
+    """Whether an entry of ``key`` was in this layer (it went since): only then is an edit
+    of it a change someone overtook, rather than an address that never led anywhere."""
+    events = EntryEvent.objects.filter(
+        account=actor.account, layer=layer, key=key.lower(), action=EntryEvent.Action.DELETE
+    )
+    if layer == Layer.MEMBER:
+        events = events.filter(member=actor.member) if actor.member else events.none()
+    return events.exists()
+
+
+def _deleted_meanwhile(request, layer: str, key: str):
+    """The edit form of an entry someone deleted meanwhile: the member's changes shown again
+    as a new entry of that key, to save or to leave."""
+    data = request.POST.copy()
+    data["key"] = key
+    data.pop("expected_version", None)
+    form = EntryForm(data)
+    form.is_valid()
+    form.add_error(
+        None,
+        "Someone deleted this entry while you were editing it. Your changes are below: save "
+        "to store them as a new entry, or leave the page.",
+    )
+    return render(
+        request,
+        "business_memory/edit.html",
+        {
+            "form": form,
+            "entry": None,
+            "layer": layer,
+            "creating": True,
+            "action": reverse("business-entry-new", kwargs={"layer": layer}),
+        },
+    )
+
+
 @require_http_methods(["GET", "POST"])
 @member_required
 def entry_edit(request, layer: str, key: str):
     actor = request.actor
-    current = EntryView.of(_entry(actor, layer, key))
+    try:
+        current = EntryView.of(_entry(actor, layer, key))
+    except Http404:
+        if request.method != "POST" or not _once_here(actor, _layer(layer), key):
+            raise
+        require_layer_writer(actor, layer)
+        return _deleted_meanwhile(request, layer, key)
     require_layer_writer(actor, layer)
     conflict = None
     if request.method == "POST":
         form = EntryForm(request.POST)
-        if form.is_valid():
+        started = form.cleaned_data.get("expected_version") if form.is_valid() else None
+        if form.is_valid() and (started is None or started > current.version):
+            form.add_error(None, "This page sent a version no entry has; open the entry again.")
+        elif form.is_valid() and _unchanged(form, current):
+            messages.info(request, f"Nothing changed in {current.key}: no new version.")
+            return redirect("business-entry", layer=layer, key=current.key)
+        elif form.is_valid():
             expected = form.cleaned_data["expected_version"]
-            if expected is None:
-                expected = current.version
             saved = _save(request, form, layer, current.key, expected_version=expected)
             if isinstance(saved, HttpResponse):
                 messages.success(request, f"Saved {current.key} as a new version.")
@@ -267,7 +351,7 @@ def entry_edit(request, layer: str, key: str):
     else:
         form = EntryForm(
             initial={
-                "value": pretty_json(current.value),
+                "value": editable_json(current.value),
                 "category": current.category,
                 "confidence": current.confidence,
                 "expected_version": current.version,

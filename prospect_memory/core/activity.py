@@ -65,8 +65,9 @@ class Source:
     #: Action -> how the page says it.
     labels: dict[str, str]
     #: Of the page's ``item`` values, those whose item can still be opened as the event
-    #: knew it (one query); None when every item can be.
-    current: Callable[[Actor, list[str]], set[str]] | None = None
+    #: knew it, each with the oldest version of it still kept (None: not versioned), in one
+    #: query; None when every item can be opened.
+    current: Callable[[Actor, list[str]], dict[str, int | None]] | None = None
 
 
 _sources: dict[str, Source] = {}
@@ -136,17 +137,19 @@ def clients(actor: Actor) -> list[tuple[int, str]]:
     return sorted(found, key=lambda row: (row[1].casefold(), row[0]))
 
 
-def still_current(actor: Actor, rows: list[tuple]) -> set[tuple[str, str]]:
-    """The ``(kind, item)`` of ``rows`` whose item can still be opened: a link to an entry
-    deleted since, or to another entry created later under the same key, would mislead."""
+def still_current(actor: Actor, rows: list[tuple]) -> dict[tuple[str, str], int | None]:
+    """The ``(kind, item)`` of ``rows`` whose item can still be opened, with the oldest
+    version of it still kept: a link to an entry deleted since, to another entry created
+    later under the same key, or to a version no longer kept, would mislead."""
     kind_at, item_at = COLUMNS.index("kind"), COLUMNS.index("item")
-    found: set[tuple[str, str]] = set()
+    found: dict[tuple[str, str], int | None] = {}
     for source in _sources.values():
         items = sorted({row[item_at] for row in rows if row[kind_at] == source.kind} - {None})
         if source.current is None:
-            found.update((source.kind, item) for item in items)
+            found.update(((source.kind, item), None) for item in items)
         elif items:
-            found.update((source.kind, item) for item in source.current(actor, items))
+            kept = source.current(actor, items)
+            found.update(((source.kind, item), oldest) for item, oldest in kept.items())
     return found
 
 

@@ -183,3 +183,48 @@ class UsageEvent(AccountEvent):
 
     def __str__(self) -> str:
         return f"{self.memory} {self.kind} {self.subject}".strip()
+
+
+class Erasure(models.Model):
+    """One erasure (SPEC 16): who, when, what kind, and how many rows went; never content.
+
+    Kept when the account goes, so it names the account by id. The subject (a company's
+    domain, a member) is kept only as a keyed digest: whether a given domain was erased can
+    be checked, but the table does not say which domains were.
+    """
+
+    class Kind(models.TextChoices):
+        COMPANY = "company", "A company erased"
+        MEMBER = "member", "A member left"
+        ACCOUNT = "account", "An account erased"
+
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    account_ref = models.BigIntegerField(help_text="The account's id (kept after it goes).")
+    subject_digest = models.CharField(max_length=64)
+    #: Who asked: a person's username, or Kit's job by its label.
+    actor = models.CharField(max_length=254)
+    counts = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        app_label = "prospect_memory"
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["account_ref", "-created_at"], name="erasure_account")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} erasure in account {self.account_ref}"
+
+
+class RetentionRun(models.Model):
+    """One run of the daily retention job: when, and how many rows each rule removed."""
+
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    removed = models.JSONField(default=dict)
+
+    class Meta:
+        app_label = "prospect_memory"
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"retention run at {self.started_at:%Y-%m-%d %H:%M}"

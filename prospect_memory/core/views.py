@@ -49,6 +49,8 @@ class Happened:
     said: str
     #: Whether the item can still be opened as the event knew it.
     current: bool = True
+    #: The oldest version of the item still kept (None: not versioned).
+    oldest_kept: int | None = None
 
     @property
     def created(self) -> bool:
@@ -56,10 +58,13 @@ class Happened:
 
     @property
     def changed_from(self) -> int | None:
-        """The version this event's version replaced (its changes are one page away)."""
-        if self.kind == "entries" and self.action == "store" and (self.version or 0) > 1:
-            return self.version - 1
-        return None
+        """The version this event's version replaced, when both are still kept (their
+        changes are one page away)."""
+        if not (self.kind == "entries" and self.action == "store" and (self.version or 0) > 1):
+            return None
+        if not self.current or self.oldest_kept is None or self.version - 1 < self.oldest_kept:
+            return None
+        return self.version - 1
 
 
 def _whole(value: str | None) -> int | None:
@@ -102,7 +107,12 @@ def activity_page(request):
     rows = list(page.object_list)
     current = still_current(actor, rows)
     happened = [
-        Happened(*row, said=said.get((row[1], row[2]), row[2]), current=(row[1], row[6]) in current)
+        Happened(
+            *row,
+            said=said.get((row[1], row[2]), row[2]),
+            current=(row[1], row[6]) in current,
+            oldest_kept=current.get((row[1], row[6])),
+        )
         for row in rows
     ]
     members = (

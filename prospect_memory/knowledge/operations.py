@@ -23,15 +23,18 @@ def _search(actor: Actor, arguments: dict) -> dict:
         domain=arguments.get("domain"),
         limit=arguments.get("limit"),
     )
-    entries_used(actor, [hit.entry for hit in search.hits if hit.entry is not None])
-    # One use of the account's knowledge, with the company it was narrowed to, if any.
-    metering.usage_record(
-        actor=actor,
-        memory=UsageEvent.Memory.KNOWLEDGE,
-        kind=UsageEvent.Kind.SEARCH,
-        subject=search.domain,
-        flush=False,
-    )
+    if actor.oauth_application is not None:
+        # An agent's search is a use of what it found, and one use of the account's
+        # knowledge (with the company it was narrowed to). A person searching on the page
+        # reads, as they read an entry's page: no write on a GET, nothing kept alive.
+        entries_used(actor, [hit.entry for hit in search.hits if hit.entry is not None])
+        metering.usage_record(
+            actor=actor,
+            memory=UsageEvent.Memory.KNOWLEDGE,
+            kind=UsageEvent.Kind.SEARCH,
+            subject=search.domain,
+            flush=False,
+        )
     return payloads.search_data(search)
 
 

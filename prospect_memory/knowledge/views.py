@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from outreach.errors import KitError
+from outreach.errors import KitError, ValidationFailed
 from outreach.pages import member_required, perform
 from prospect_memory.knowledge.conf import knowledge_settings
 from prospect_memory.knowledge.operations import SEARCH
 from prospect_memory.knowledge.selectors import BUSINESS_MEMORY, PROSPECT_NOTES
+from prospect_memory.notes.schemas import DOMAIN_INPUT
 
 #: The kind filter of the page -> the operation's ``kinds``.
 KINDS = {
@@ -58,6 +59,20 @@ def grouped(hits: list[dict]) -> tuple[list[Company], list[dict]]:
     return list(companies.values()), entries
 
 
+#: The page's names for the operation's arguments.
+FIELD_LABELS = {"query": "Question", "domain": "Company", "kinds": "Search in"}
+
+
+def _in_page_words(error: ValidationFailed) -> str:
+    """The operation's problems named as the page names its fields, one per field."""
+    said = []
+    for name, problems in error.details.get("fields", {}).items():
+        label = FIELD_LABELS.get(name, name)
+        for problem in problems:
+            said.append(f"{label}: {problem.removeprefix(f'{name}: ').removeprefix(name + ' ')}")
+    return " ".join(said) or error.message
+
+
 @require_GET
 @member_required
 def search_page(request):
@@ -66,7 +81,14 @@ def search_page(request):
     if kind not in KINDS:
         kind = "all"
     company = request.GET.get("company", "").strip()
-    context = {"query": query, "kind": kind, "company": company, "searched": bool(query)}
+    context = {
+        "query": query,
+        "kind": kind,
+        "company": company,
+        "searched": bool(query),
+        "query_max_chars": knowledge_settings.QUERY_MAX_CHARS,
+        "company_max_chars": DOMAIN_INPUT["maxLength"],
+    }
     if query:
         arguments: dict = {"query": query, "limit": knowledge_settings.LIMIT_MAX}
         if KINDS[kind]:
@@ -75,6 +97,8 @@ def search_page(request):
             arguments["domain"] = company
         try:
             data = perform(request, SEARCH, **arguments)
+        except ValidationFailed as error:
+            context["error"] = _in_page_words(error)
         except KitError as error:
             context["error"] = error.message
         else:

@@ -114,6 +114,25 @@ def test_the_form_keeps_values_exact_places_problems_and_works_from_the_keyboard
     focused = driver.switch_to.active_element
     assert focused.get_attribute("data-remove") is not None
     # A problem the server finds under a non-ASCII name lands beside that field.
+    # A whole number stored as a decimal stays JSON too (a form would write 1.0 as 1).
+    entry_store(actor=owner, key="weights", value={"fit": 1.0})
+    driver.get(f"{base}/business-memory/account/weights/edit/")
+    assert "1.0" in driver.find_element(By.CSS_SELECTOR, ".value-editor-note").text
+    # A field named __proto__ is a field; a list ending in null takes new text items; a
+    # field name already used is refused.
+    entry_store(actor=owner, key="quirks", value={"__proto__": "kept", "maybe": ["a", None]})
+    driver.get(f"{base}/business-memory/account/quirks/edit/")
+    maybe = driver.find_element(By.CSS_SELECTOR, '[data-path="value.maybe"]')
+    maybe.find_element(By.CSS_SELECTOR, "[data-add-item]").click()
+    maybe.find_elements(By.CSS_SELECTOR, "li.ve-item [data-input]")[-1].send_keys("b")
+    taken = driver.find_element(By.CSS_SELECTOR, ".value-editor [data-new-field]")
+    taken.send_keys("maybe", Keys.ENTER)
+    assert driver.execute_script("return arguments[0].validationMessage", taken)
+    taken.clear()
+    click_and_load(driver, driver.find_element(By.ID, "save-entry"))
+    quirks = Entry.objects.get(account=demo.account, key="quirks")
+    assert quirks.value == {"__proto__": "kept", "maybe": ["a", None, "b"]}
+    driver.get(f"{base}/business-memory/account/names/edit/")
     prenom = driver.find_element(By.CSS_SELECTOR, '[data-path="value.prénom"] [data-input]')
     prenom.send_keys("\u200b")
     click_and_load(driver, driver.find_element(By.ID, "save-entry"))

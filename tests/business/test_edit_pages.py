@@ -107,3 +107,76 @@ def test_a_problem_inside_a_value_is_placed_beside_that_part(voice, module_admin
     errors = json.loads(placed.group(1).replace("&quot;", '"'))
     assert list(errors) == ["value.banned_phrases[0]"]
     assert "invisible" in errors["value.banned_phrases[0]"][0]
+
+
+def test_saving_the_form_unchanged_writes_nothing_and_keeps_the_order(module_admin, admin_actor):
+    entry_store(actor=admin_actor, key="brand_voice", value={"zeta": 1, "alpha": 2})
+    client = browser(module_admin)
+    page = client.get(EDIT).content.decode()
+    assert page.index("zeta") < page.index("alpha")  # the stored order, not sorted
+    answer = client.post(
+        EDIT,
+        {
+            "csrfmiddlewaretoken": csrf(client, EDIT),
+            "value": '{"zeta": 1, "alpha": 2}',
+            "category": "fact",
+            "confidence": 50,
+            "expected_version": 1,
+        },
+    )
+    assert answer.status_code == 302
+    assert Entry.objects.get(key="brand_voice").version == 1
+    assert "Nothing changed" in client.get(answer.url).content.decode()
+
+
+def test_a_name_twice_in_one_object_is_refused(voice, module_admin):
+    client = browser(module_admin)
+    answer = client.post(
+        EDIT,
+        {
+            "csrfmiddlewaretoken": csrf(client, EDIT),
+            "value": '{"tone": "a", "tone": "b"}',
+            "category": "preference",
+            "confidence": 90,
+            "expected_version": 1,
+        },
+    )
+    assert "appears twice in one object" in answer.content.decode()
+    assert Entry.objects.get(key="brand_voice").version == 1
+
+
+def test_an_entry_deleted_while_editing_keeps_the_changes_to_store_again(
+    voice, module_admin, admin_actor, other_admin
+):
+    from outreach import scopes
+    from outreach.operations import execute
+    from prospect_memory.business.operations import DELETE
+
+    client = browser(module_admin)
+    token = csrf(client, EDIT)
+    arguments = {"key": "brand_voice", "layer": "account", "expected_version": 1}
+    execute(DELETE, actor=admin_actor, granted=scopes.ALL, arguments=arguments)
+    mine = {"tone": "mine, kept", "banned_phrases": []}
+    answer = client.post(
+        EDIT,
+        {
+            "csrfmiddlewaretoken": token,
+            "value": json.dumps(mine),
+            "category": "preference",
+            "confidence": 90,
+            "expected_version": 1,
+        },
+    )
+    assert answer.status_code == 200
+    html = answer.content.decode()
+    assert "Someone deleted this entry while you were editing it" in html
+    assert "mine, kept" in html
+    assert 'action="/business-memory/new/account/"' in html
+    # Another account's admin posting to that address meets a 404, as before.
+    outsider = browser(other_admin)
+    assert (
+        outsider.post(
+            EDIT, {"csrfmiddlewaretoken": csrf(outsider, "/business-memory/")}
+        ).status_code
+        == 404
+    )

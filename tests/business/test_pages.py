@@ -224,8 +224,8 @@ def test_page_writes_share_the_agents_write_budget(baseline, module_admin, setti
     client = browser(module_admin)
     path = "/business-memory/account/brand_voice/edit/"
     form = {"value": '{"tone": "one"}', "category": "preference", "confidence": "70"}
-    assert post(client, path, form).status_code == 302
-    refused = post(client, path, {**form, "value": '{"tone": "two"}'})
+    assert post(client, path, {**form, "expected_version": "1"}).status_code == 302
+    refused = post(client, path, {**form, "value": '{"tone": "two"}', "expected_version": "2"})
     assert refused.status_code == 200
     assert "writes through this client in the last minute" in refused.content.decode()
     assert Entry.objects.get(key="brand_voice").value == {"tone": "one"}

@@ -2,6 +2,7 @@
 which client; module admins see the account's (never another member's own context), any
 other member their own context's; filters, pages, and the same queries however many rows."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -119,6 +120,26 @@ def test_an_entry_deleted_since_links_nowhere_even_when_its_key_is_used_again(
     # One "What changed" link: the new entry's version 2, not the deleted entry's.
     assert html.count("/business-memory/account/pricing/versions/1/changes/") == 1
     assert html.count('href="/business-memory/account/pricing/"') == 2  # the new entry's two
+
+
+def test_no_link_to_changes_whose_versions_are_no_longer_kept(module_admin, admin_actor, settings):
+    settings.BUSINESS_MEMORY = {"HISTORY_VERSIONS": 3}
+    entry_store(actor=admin_actor, key="pricing", value={"plan": 1})
+    for version in range(1, 8):
+        entry_store(
+            actor=admin_actor, key="pricing", value={"plan": version + 1}, expected_version=version
+        )
+    html = page(module_admin)
+    linked = sorted(
+        int(n)
+        for n in re.findall(r"/business-memory/account/pricing/versions/(\d+)/changes/", html)
+    )
+    assert linked == [5, 6, 7]  # versions 5, 6 and 7 are kept, 8 is the current one
+    browser = Client()
+    browser.force_login(module_admin.user)
+    for version in linked:
+        changes = f"/business-memory/account/pricing/versions/{version}/changes/"
+        assert browser.get(changes).status_code == 200
 
 
 def test_pages_of_fifty_with_the_same_queries_however_many(module_admin, admin_actor):

@@ -83,6 +83,21 @@ def test_empty_and_refused_searches_say_what_to_do(known, member):
     assert "search again" in refused
     too_long = page(member, q="x" * 1001)
     assert 'id="search-error"' in too_long
+    assert "Question: " in too_long  # the page's words, not the operation's
+    assert "outreach_search_knowledge" not in too_long
+
+
+def test_a_person_searching_writes_nothing(known, module_admin):
+    from prospect_memory.business.models import Entry
+    from prospect_memory.core.models import UsageEvent
+
+    entry = Entry.objects.get(key="rule:enterprise_deals")
+    events = UsageEvent.objects.count()
+    for _ in range(3):
+        assert 'data-key="rule:enterprise_deals"' in page(module_admin, q="enterprise deals")
+    entry.refresh_from_db()
+    assert entry.access_count == 0
+    assert UsageEvent.objects.count() == events
 
 
 def test_a_search_costs_the_same_queries_whatever_it_finds(admin_actor, module_admin):

@@ -57,17 +57,12 @@
   }
 
   function inexact(json) {
+    // A number the form would write back differently: past 2^53, more digits than a
+    // double holds, or a whole number stored as a decimal (1.0 would come back as 1).
     var match;
     NUMBER_OR_STRING.lastIndex = 0;
     while ((match = NUMBER_OR_STRING.exec(json))) {
-      var number = match[1];
-      if (!number) continue;
-      if (/^-?\d+$/.test(number)) {
-        if (!Number.isSafeInteger(Number(number))) return number;
-      } else {
-        var digits = number.replace(/[eE].*$/, "").replace(/[-.]/g, "").replace(/^0+/, "").replace(/0+$/, "");
-        if (digits.length > 15 || !isFinite(Number(number))) return number;
-      }
+      if (match[1] && String(Number(match[1])) !== match[1]) return match[1];
     }
     return null;
   }
@@ -82,7 +77,6 @@
         return copy;
       case "number": return 0;
       case "yesno": return false;
-      case "empty": return null;
       default: return "";
     }
   }
@@ -104,6 +98,8 @@
       textarea.form.addEventListener("submit", function (event) {
         // An untouched form sends the value as it came, byte for byte.
         if (!self.formShown || !self.touched) return;
+        // A new field's name is not part of the value: a refusal there stops no save.
+        self.root.querySelectorAll("[data-new-field]").forEach(function (name) { name.setCustomValidity(""); });
         self.write();
         var bad = self.root.querySelector(":invalid");
         if (bad) {
@@ -224,8 +220,14 @@
       el("option", { value: "group", text: "group" })
     ]);
     var add = el("button", { type: "button", "class": "button small", "data-add-field": "", text: "Add field" });
+    name.addEventListener("input", function () { name.setCustomValidity(""); });
     add.addEventListener("click", function () {
       var key = name.value.trim();
+      var taken = Array.prototype.some.call(fields.children, function (row) {
+        return row.getAttribute("data-key") === key;
+      });
+      name.setCustomValidity(taken ? "There is a field named " + key + " already." : "");
+      if (taken) return name.reportValidity();
       if (!key) return name.focus();
       var starts = { text: "", number: 0, yesno: false, list: [""], group: {} }[type.value];
       var added = self.field(key, starts, path);
@@ -321,7 +323,8 @@
     var self = this;
     var kind = node.getAttribute("data-kind");
     if (kind === "group") {
-      var value = {};
+      // No prototype: a field named __proto__ is a field like any other.
+      var value = Object.create(null);
       node.querySelectorAll(":scope > .ve-fields > .ve-field").forEach(function (row) {
         value[row.getAttribute("data-key")] = self.read(row.firstChild);
       });

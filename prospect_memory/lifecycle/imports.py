@@ -1,0 +1,537 @@
+"""An export (:mod:`prospect_memory.lifecycle.export`, which describes the file) imported
+into an empty account of this Kit: every row or none, each with a new id, its text sealed
+under this Kit's key and bound to the new row; references follow the new ids. A person
+named in the file is linked to their seat when their user is a member of the importing
+account, and left out otherwise (an entry keeps ``written_by_label``). Imported rows wait
+for the embedding backfill, as rows saved while the provider was down do."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from datetime import date, datetime
+from typing import Any
+
+from django.db import DatabaseError, transaction
+from django.db.models import Model
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+
+from outreach.errors import KitError
+from outreach.models import Account, Member
+from prospect_memory.business import promotion
+from prospect_memory.business.access import Place
+from prospect_memory.business.models import Category, Entry, EntryVersion, Layer, Strategy
+from prospect_memory.business.rules import encode_value
+from prospect_memory.business.shelf import lock_shelf
+from prospect_memory.core import integrity
+from prospect_memory.lifecycle.conf import lifecycle_settings
+from prospect_memory.lifecycle.export import FORMAT, KIND, MANIFEST, TYPES
+from prospect_memory.notes.models import Compaction, Dossier, Note
+
+
+class ImportRefused(KitError):
+    """An export that cannot be imported, or an account it cannot go into. Nothing of it
+    was stored."""
+
+    code = "import_refused"
+    http_status = 400
+
+    def __init__(self, message: str, *, line: int | None = None) -> None:
+        if line is not None:
+            message = f"line {line}: {message}"
+        message = f"{message} Nothing was imported."
+        super().__init__(message, details={} if line is None else {"line": line})
+        self.line = line
+
+
+def import_lines(
+    lines: Iterable[bytes | str], account: Account, *, member: Member | None = None
+) -> dict[str, int]:
+    """Import an export into ``account``, which must hold no note, dossier or business
+    memory entry; the records imported, by type.
+
+    ``member`` (a member of ``account``) receives the own business memory the file holds;
+    a file with one is refused without. The file is read once, in one transaction: a
+    malformed or unknown record, a missing or different manifest, or a checksum that does
+    not match (the file was altered) refuses the whole import.
+    """
+    if member is not None and member.account_id != account.pk:
+        raise ImportRefused(f"{member} is not a member of account {account.slug}.")
+    stream = _Stream(lines)
+    with transaction.atomic():
+        _require_empty(account)
+        importer = _Importer(account, member)
+        try:
+            records = stream.records()
+            _check_header(next(records, None), member)
+            for fields in records:
+                importer.add(fields)
+            importer.flush()
+        except (ImportRefused, DatabaseError) as problem:
+            stream.drain()
+            if stream.altered():
+                raise stream.altered_refusal() from problem
+            if isinstance(problem, DatabaseError):
+                raise ImportRefused(
+                    f"the records do not fit together as stored memories ({problem})."
+                ) from problem
+            raise
+        stream.check_manifest(importer.counts)
+        importer.finish()
+    return dict(importer.counts)
+
+
+def _require_empty(account: Account) -> None:
+    """Lock the account (its writes wait for the import) and refuse one that holds memories."""
+    Account.objects.select_for_update().get(pk=account.pk)
+    held = {
+        "dossiers": Dossier.objects.filter(account=account).exists(),
+        "notes": Note.objects.filter(account=account).exists(),
+        "business memory entries": Entry.objects.filter(account=account).exists(),
+    }
+    found = [name for name, present in held.items() if present]
+    if found:
+        raise ImportRefused(
+            f"account {account.slug} already holds {' and '.join(found)}; an export imports "
+            "into an empty account only."
+        )
+
+
+def _check_header(header: _Fields | None, member: Member | None) -> None:
+    if header is None:
+        raise ImportRefused("the file is empty; it is not a Kit export.")
+    line = header.number
+    if header.type != KIND:
+        raise ImportRefused(f"not a Kit export header (type {KIND!r}).", line=line)
+    found = header.data.get("format")
+    if found != FORMAT:
+        raise ImportRefused(
+            f"the export is in format {found!r}; this Kit reads format {FORMAT}.", line=line
+        )
+    if header.data.get("member") is not None and member is None:
+        raise ImportRefused(
+            f"the export holds the own business memory of {header.data['member']}; name the "
+            "member of this account who receives it.",
+            line=line,
+        )
+
+
+class _Stream:
+    """The lines of an export, numbered, each line before the manifest hashed."""
+
+    def __init__(self, lines: Iterable[bytes | str]) -> None:
+        self._lines = enumerate(lines, start=1)
+        self._digest = hashlib.sha256()
+        self.manifest: _Fields | None = None
+
+    def records(self) -> Iterator[_Fields]:
+        for number, raw in self._lines:
+            text = _line_text(raw)
+            if self.manifest is not None:
+                if text.strip():
+                    raise ImportRefused("found after the manifest, the last line.", line=number)
+                continue
+            fields = self._parse(number, text)
+            if fields.type == MANIFEST:
+                self.manifest = fields
+                continue
+            self._digest.update(text + b"\n")
+            yield fields
+
+    def _parse(self, number: int, text: bytes) -> _Fields:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            self._digest.update(text + b"\n")
+            raise ImportRefused("not a JSON object; the file is malformed.", line=number) from None
+        if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+            self._digest.update(text + b"\n")
+            raise ImportRefused("not a record (a JSON object with a type).", line=number)
+        return _Fields(number, data)
+
+    def drain(self) -> None:
+        """Read what is left only to hash it: a refusal says so when the file was altered."""
+        for _, raw in self._lines:
+            if self.manifest is not None:
+                return
+            text = _line_text(raw)
+            try:
+                data = json.loads(text)
+            except ValueError:
+                data = None
+            if isinstance(data, dict) and data.get("type") == MANIFEST:
+                self.manifest = _Fields(0, data)
+            else:
+                self._digest.update(text + b"\n")
+
+    def altered(self) -> bool:
+        return self.manifest is not None and self.manifest.data.get("sha256") != self.digest
+
+    @property
+    def digest(self) -> str:
+        return self._digest.hexdigest()
+
+    def altered_refusal(self) -> ImportRefused:
+        return ImportRefused(
+            "the file's checksum does not match its manifest: it was altered after the "
+            "export. Export again."
+        )
+
+    def check_manifest(self, counts: dict[str, int]) -> None:
+        if self.manifest is None:
+            raise ImportRefused(
+                "the file has no manifest (its last line): it was cut short. Export again."
+            )
+        if self.altered():
+            raise self.altered_refusal()
+        stated = self.manifest.data.get("counts")
+        if not isinstance(stated, dict) or {k: v for k, v in stated.items() if v} != {
+            k: v for k, v in counts.items() if v
+        }:
+            raise self.manifest.refuse(
+                f"the manifest counts {stated} records but the file holds {dict(counts)}."
+            )
+
+
+def _line_text(raw: bytes | str) -> bytes:
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8")
+    return raw.rstrip(b"\r\n")
+
+
+class _Fields:
+    """One record's fields, each read as the type it must be, or refused naming its line."""
+
+    def __init__(self, number: int, data: dict, type_: str | None = None) -> None:
+        self.number, self.data = number, data
+        self.type = type_ or data.get("type")
+
+    def refuse(self, message: str) -> ImportRefused:
+        return ImportRefused(f"{self.type} record: {message}", line=self.number or None)
+
+    def _get(self, name: str, kinds: tuple[type, ...], what: str, *, null: bool) -> Any:
+        if name not in self.data:
+            raise self.refuse(f"{name} is missing.")
+        value = self.data[name]
+        if value is None and null:
+            return None
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise self.refuse(f"{name} must be {what}.")
+        return value
+
+    def text(self, name: str, *, null: bool = False) -> str | None:
+        return self._get(name, (str,), "text", null=null)
+
+    def integer(self, name: str) -> int:
+        value = self._get(name, (int,), "a whole number", null=False)
+        if value < 0:
+            raise self.refuse(f"{name} must not be negative.")
+        return value
+
+    def boolean(self, name: str) -> bool:
+        return self._get(name, (bool,), "true or false", null=False)
+
+    def choice(self, name: str, choices: list[str]) -> str:
+        value = self.text(name)
+        if value not in choices:
+            raise self.refuse(f"{name} {value!r} is not one of {', '.join(choices)}.")
+        return value
+
+    def moment(self, name: str, *, null: bool = False) -> datetime | None:
+        value = self.text(name, null=null)
+        if value is None:
+            return None
+        parsed = _parsed(parse_datetime, value)
+        if parsed is None or timezone.is_naive(parsed):
+            raise self.refuse(f"{name} must be an ISO 8601 time with its offset.")
+        return parsed
+
+    def day(self, name: str) -> date:
+        parsed = _parsed(parse_date, self.text(name))
+        if parsed is None:
+            raise self.refuse(f"{name} must be an ISO 8601 date.")
+        return parsed
+
+    def texts(self, name: str) -> list[str]:
+        values = self._get(name, (list,), "a list of texts", null=False)
+        if not all(isinstance(value, str) for value in values):
+            raise self.refuse(f"{name} must be a list of texts.")
+        return values
+
+    def ref(self, name: str, *, null: bool = False) -> str | None:
+        value = self.text(name, null=null)
+        if value is not None and _uuid(value) is None:
+            raise self.refuse(f"{name} must be the id of a record of the export.")
+        return value
+
+    def refs(self, name: str) -> list[str]:
+        values = self.texts(name)
+        if any(_uuid(value) is None for value in values):
+            raise self.refuse(f"{name} must list ids.")
+        return values
+
+    def section(self, name: str) -> _Fields:
+        return _Fields(self.number, self._get(name, (dict,), "an object", null=False), self.type)
+
+    def value(self, name: str) -> Any:
+        if name not in self.data:
+            raise self.refuse(f"{name} is missing.")
+        return self.data[name]
+
+
+def _parsed(parse, value: str):
+    try:
+        return parse(value)
+    except ValueError:
+        return None
+
+
+def _uuid(value: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None
+
+
+class _Importer:
+    """Rows built from records and stored a batch at a time, with the map from the file's
+    ids to the new ones."""
+
+    def __init__(self, account: Account, member: Member | None) -> None:
+        self.account, self.member = account, member
+        self.counts: Counter[str] = Counter(dict.fromkeys(TYPES, 0))
+        self._seats = _seats(account)
+        self._ids: dict[tuple[str, str], uuid.UUID] = {}
+        self._defined: dict[str, set[str]] = defaultdict(set)
+        #: References not defined yet, with the line of the first record that made each.
+        self._wanted: dict[str, dict[str, int]] = defaultdict(dict)
+        self._dossiers: dict[str, Dossier] = {}
+        self._dossier_times: dict[str, tuple[datetime, datetime]] = {}
+        self._active: Counter[str] = Counter()
+        self._shelves: set[tuple[str, int | None]] = set()
+        self._pending: dict[type[Model], list[Model]] = defaultdict(list)
+
+    def add(self, fields: _Fields) -> None:
+        build = {
+            "dossier": self._dossier,
+            "note": self._note,
+            "compaction": self._compaction,
+            "entry": self._entry,
+            "entry_version": self._version,
+        }.get(fields.type)
+        if build is None:
+            raise fields.refuse(f"unknown record type; this Kit reads {', '.join(TYPES)}.")
+        self._queue(build(fields))
+        self.counts[fields.type] += 1
+
+    # ids
+
+    def _new_id(self, kind: str, old: str) -> uuid.UUID:
+        return self._ids.setdefault((kind, old), uuid.uuid4())
+
+    def _define(self, kind: str, fields: _Fields) -> uuid.UUID:
+        old = fields.ref("id")
+        if old in self._defined[kind]:
+            raise fields.refuse(f"id {old} is in the file twice.")
+        self._defined[kind].add(old)
+        return self._new_id(kind, old)
+
+    def _refer(self, kind: str, old: str | None, fields: _Fields) -> uuid.UUID | None:
+        if old is None:
+            return None
+        if old not in self._defined[kind]:
+            self._wanted[kind].setdefault(old, fields.number)
+        return self._new_id(kind, old)
+
+    def _seat(self, fields: _Fields, name: str) -> int | None:
+        person = fields.text(name, null=True)
+        return self._seats.get(person.casefold()) if person else None
+
+    # records
+
+    def _dossier(self, fields: _Fields) -> Dossier:
+        domain = fields.text("domain")
+        if domain in self._dossiers:
+            raise fields.refuse(f"the dossier of {domain} is in the file twice.")
+        self._dossier_times[domain] = (fields.moment("created_at"), fields.moment("updated_at"))
+        self._dossiers[domain] = Dossier(account=self.account, domain=domain)
+        return self._dossiers[domain]
+
+    def _dossier_id(self, fields: _Fields) -> int:
+        domain = fields.text("domain")
+        dossier = self._dossiers.get(domain)
+        if dossier is None:
+            raise fields.refuse(f"no dossier record of {domain} comes before it.")
+        if dossier.pk is None:
+            self._store(Dossier)
+        return dossier.pk
+
+    def _note(self, fields: _Fields) -> Note:
+        status = fields.choice("status", Note.Status.values)
+        note = Note(
+            id=self._define("note", fields),
+            account_id=self.account.pk,
+            dossier_id=self._dossier_id(fields),
+            status=status,
+            source_urls=fields.texts("source_urls"),
+            observed_at=fields.day("observed_at"),
+            created_at=fields.moment("created_at"),
+            superseded_by_id=self._refer("note", fields.ref("superseded_by", null=True), fields),
+            member_id=self._seat(fields, "member"),
+        )
+        body = fields.text("body")
+        note.title, note.body, note.body_bytes = fields.text("title"), body, len(body.encode())
+        _set_integrity(note, fields)
+        if status == Note.Status.ACTIVE:
+            self._active[fields.text("domain")] += 1
+        return note
+
+    def _compaction(self, fields: _Fields) -> Compaction:
+        return Compaction(
+            id=self._define("compaction", fields),
+            account_id=self.account.pk,
+            dossier_id=self._dossier_id(fields),
+            merged_note_id=self._refer("note", fields.ref("merged_note", null=True), fields),
+            # Notes deleted since the merge keep a place in the list, under new ids too.
+            replaced_note_ids=[self._new_id("note", old) for old in fields.refs("replaced_notes")],
+            expected_note_count=fields.integer("expected_note_count"),
+            created_at=fields.moment("created_at"),
+            member_id=self._seat(fields, "member"),
+            restored_at=fields.moment("restored_at", null=True),
+            restored_by_id=self._seat(fields, "restored_by"),
+        )
+
+    def _entry(self, fields: _Fields) -> Entry:
+        layer = fields.choice("layer", Layer.values)
+        owner = None
+        if layer == Layer.MEMBER:
+            if self.member is None:
+                raise fields.refuse(
+                    "a member's own entry; name the member of this account who receives it."
+                )
+            owner = self.member.pk
+        self._shelf(layer, owner)
+        entry = Entry(
+            id=self._define("entry", fields),
+            account_id=self.account.pk,
+            layer=layer,
+            member_id=owner,
+            key=fields.text("key"),
+            version=fields.integer("version"),
+            status=fields.choice("status", Entry.Status.values),
+            alias_of_id=self._refer("entry", fields.ref("alias_of", null=True), fields),
+            retired_at=fields.moment("retired_at", null=True),
+            created_at=fields.moment("created_at"),
+            updated_at=fields.moment("updated_at"),
+            written_at=fields.moment("written_at"),
+            expires_at=fields.moment("expires_at", null=True),
+            used_at=fields.moment("used_at"),
+            last_accessed_at=fields.moment("last_accessed_at", null=True),
+            access_count=fields.integer("access_count"),
+            idle_periods_charged=fields.integer("idle_periods_charged"),
+            kept_apart=fields.boolean("kept_apart"),
+        )
+        self._set_written(entry, fields)
+        entry.value_bytes = len(entry.value_json.encode())
+        return entry
+
+    def _version(self, fields: _Fields) -> EntryVersion:
+        version = EntryVersion(
+            id=self._define("entry_version", fields),
+            account_id=self.account.pk,
+            entry_id=self._refer("entry", fields.ref("entry"), fields),
+            version=fields.integer("version"),
+            written_at=fields.moment("written_at"),
+        )
+        self._set_written(version, fields)
+        return version
+
+    def _set_written(self, row: Entry | EntryVersion, fields: _Fields) -> None:
+        """What an entry and a version share: value, kind, source, writer and flags."""
+        try:
+            row.value_json = encode_value(fields.value("value"))
+        except KitError as error:
+            raise fields.refuse(error.message) from None
+        row.category = fields.choice("category", Category.values)
+        row.confidence = fields.integer("confidence")
+        row.strategy = fields.choice("strategy", Strategy.values)
+        source = fields.section("source")
+        row.source_pipeline_id = source.text("pipeline_id")
+        row.source_execution_id = source.text("execution_id")
+        row.source_step_id = source.text("step_id")
+        row.source_extracted_at = source.moment("extracted_at", null=True)
+        row.written_by_id = self._seat(fields, "written_by")
+        row.written_by_label = fields.text("written_by_label")
+        _set_integrity(row, fields)
+
+    def _shelf(self, layer: str, owner: int | None) -> None:
+        if (layer, owner) not in self._shelves:
+            lock_shelf(Place(self.account.pk, layer, owner))
+            self._shelves.add((layer, owner))
+
+    # storing
+
+    def _queue(self, row: Model) -> None:
+        batch = self._pending[type(row)]
+        batch.append(row)
+        if len(batch) >= lifecycle_settings.EXPORT_BATCH_ROWS:
+            self._store(type(row))
+
+    def _store(self, model: type[Model]) -> None:
+        rows = self._pending.pop(model, [])
+        if rows:
+            model.objects.bulk_create(rows)
+        if model is Entry:
+            promotion.schedule(rows)
+
+    def flush(self) -> None:
+        for model in (Dossier, Note, Compaction, Entry, EntryVersion):
+            self._store(model)
+
+    def finish(self) -> None:
+        """Refuse a reference to a record the file does not hold; then count each
+        dossier's active notes and give it its times."""
+        for kind, wanted in self._wanted.items():
+            for old, number in wanted.items():
+                if old not in self._defined[kind]:
+                    raise ImportRefused(
+                        f"names {kind} {old}, which the file does not hold.", line=number
+                    )
+        dossiers = list(self._dossiers.values())
+        for dossier in dossiers:
+            dossier.active_note_count = self._active[dossier.domain]
+            dossier.created_at, dossier.updated_at = self._dossier_times[dossier.domain]
+        Dossier.objects.bulk_update(
+            dossiers,
+            ["active_note_count", "created_at", "updated_at"],
+            batch_size=lifecycle_settings.EXPORT_BATCH_ROWS,
+        )
+
+
+def _set_integrity(row: Note | Entry | EntryVersion, fields: _Fields) -> None:
+    found = fields.section("integrity")
+    listed = found._get("flags", (list,), "a list of flags", null=False)
+    try:
+        flags = [integrity.Flag.from_dict(item) for item in listed]
+    except (KeyError, TypeError):
+        raise found.refuse(
+            "integrity.flags holds a flag without kind, field, start and end."
+        ) from None
+    row.integrity_json = integrity.dumps(flags) if flags else ""
+    row.flagged_at = found.moment("flagged_at", null=True)
+    row.integrity_reviewed_at = found.moment("reviewed_at", null=True)
+
+
+def _seats(account: Account) -> dict[str, int]:
+    """The account's members by username and by email (case-folded)."""
+    seats: dict[str, int] = {}
+    rows = Member.objects.filter(account=account).values_list("pk", "user__username", "user__email")
+    for pk, username, email in rows:
+        for name in (username, email):
+            if name:
+                seats.setdefault(name.casefold(), pk)
+    return seats
