@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from outreach.errors import AddonRequired, NotModuleAdmin, SubscriptionInactive
+from outreach.errors import AccountClosed, AddonRequired, NotModuleAdmin, SubscriptionInactive
 from outreach.models import Account, Member
 
 
@@ -60,6 +60,18 @@ def require_outreach(actor: Actor) -> None:
             f"Account '{account.slug}' has a {account.subscription_status.replace('_', ' ')} "
             "subscription. An account owner can bring billing up to date; then try again.",
             details={"account": account.slug, "subscription": account.subscription_status},
+        )
+
+
+def require_open(actor: Actor) -> None:
+    """A closed account keeps what it has until it is erased (SPEC 16): nothing new."""
+    account = actor.account
+    if account.closed_at is not None:
+        raise AccountClosed(
+            f"Account '{account.slug}' was closed on {account.closed_at:%Y-%m-%d}: its memories "
+            "can be read and exported until they are erased, not changed. An account owner "
+            "can reopen it; then try again.",
+            details={"account": account.slug, "closed_at": account.closed_at.isoformat()},
         )
 
 

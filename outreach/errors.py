@@ -55,6 +55,14 @@ class SubscriptionInactive(KitError):
     http_status = 403
 
 
+class AccountClosed(KitError):
+    """The account left Kit: it can still be read and exported until it is erased, not
+    written."""
+
+    code = "account_closed"
+    http_status = 403
+
+
 class NotFound(KitError):
     code = "not_found"
     http_status = 404

@@ -26,8 +26,16 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from outreach import scopes
-from outreach.access import MEMBER, MODULE_ADMIN, Actor, require_outreach, require_role
+from outreach.access import (
+    MEMBER,
+    MODULE_ADMIN,
+    Actor,
+    require_open,
+    require_outreach,
+    require_role,
+)
 from outreach.errors import (
+    AccountClosed,
     AddonRequired,
     InsufficientScope,
     KitError,
@@ -107,6 +115,8 @@ class Operation:
             checks.append(NotModuleAdmin)
         if self.people_only:
             checks.append(PersonRequired)
+        if self.writes and not self.destructive:
+            checks.append(AccountClosed)
         if self.writes:
             checks.append(RateLimited)
         return tuple(dict.fromkeys([*checks, *self.refusals]))
@@ -178,6 +188,8 @@ def execute(
             "person you work for what you found.",
             details={"operation": operation.name},
         )
+    if operation.writes and not operation.destructive:
+        require_open(actor)  # a closed account may still lose what it holds
     if operation.writes:
         write_allowed(actor)
     return operation.run(actor, arguments)

@@ -16,6 +16,16 @@ DEFAULTS: dict[str, Any] = {
     "ARCHIVED_NOTES_DAYS": 180,
     # How long a closed account's data is kept before the job erases it.
     "CLOSED_ACCOUNT_DAYS": 30,
+    # Rows the retention job deletes per statement (each batch its own short transaction),
+    # and how long it keeps the record of its own runs.
+    "RETENTION_BATCH_ROWS": 5000,
+    "RETENTION_RUNS_DAYS": 90,
+    # An export whose reader stops reading for this long is ended (its snapshot would hold
+    # back the database's clean-up).
+    "EXPORT_IDLE_SECONDS": 300,
+    # The longest line an import reads (a note or an entry with its versions' provenance is
+    # far smaller): a longer one is refused before it is held in memory.
+    "IMPORT_LINE_MAX_BYTES": 1024 * 1024,
     # Rows read from the database at a time while exporting (bounds the memory an export
     # of any size takes).
     "EXPORT_BATCH_ROWS": 500,

@@ -9,7 +9,6 @@ whether a given domain was erased can be checked, the table does not list them.
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -23,20 +22,23 @@ from django.utils.crypto import salted_hmac
 from oauth2_provider.models import get_access_token_model, get_grant_model, get_refresh_token_model
 
 from outreach.access import Actor, require_module_admin
-from outreach.models import Account, Member, OAuthAccessTokenAccount, OAuthGrantAccount
+from outreach.models import (
+    Account,
+    Member,
+    OAuthAccessTokenAccount,
+    OAuthGrantAccount,
+    OAuthRefreshTokenAccount,
+)
+from prospect_memory.business.access import Place
 from prospect_memory.business.models import Entry, EntryEvent, EntryVersion, Layer, Shelf
+from prospect_memory.business.shelf import lock_shelf
 from prospect_memory.core.models import Erasure, UsageEvent
 from prospect_memory.notes.domains import resolve_domain
 from prospect_memory.notes.models import AuditEvent, Compaction, Dossier, Note
+from prospect_memory.notes.services.dossiers import lock_dossier
 
 #: What rows written by a member who left are attributed to.
 FORMER_MEMBER = "a former member"
-
-#: Set while an account is erased: its members' seats go with it, so each seat's own
-#: erasure (relabelling rows that are about to go) is skipped.
-_erasing_account: contextvars.ContextVar[int | None] = contextvars.ContextVar(
-    "erasing_account", default=None
-)
 
 
 @dataclass(frozen=True)
@@ -67,13 +69,20 @@ def _record(kind: str, account_id: int, subject: str, by: str, counts: dict[str,
     return Erased(kind=kind, counts=counts, erasure_id=erasure.pk)
 
 
+def _content_types(model: type[models.Model]) -> list[ContentType]:
+    """The content types the admin logs rows of ``model`` under: its own and its proxies'."""
+    kinds = [m for m in apps.get_models() if m._meta.concrete_model is model]
+    return list(ContentType.objects.get_for_models(*kinds, for_concrete_models=False).values())
+
+
 def _forget_admin_log(model: type[models.Model], ids: Iterable[object]) -> int:
     """Django admin's log entries about these rows (their ids and names are text there)."""
     ids = [str(pk) for pk in ids]
     if not ids:
         return 0
-    content_type = ContentType.objects.get_for_model(model, for_concrete_model=True)
-    deleted, _ = LogEntry.objects.filter(content_type=content_type, object_id__in=ids).delete()
+    deleted, _ = LogEntry.objects.filter(
+        content_type__in=_content_types(model), object_id__in=ids
+    ).delete()
     return deleted
 
 
@@ -130,12 +139,10 @@ def erase_company(*, actor: Actor, domain: object) -> Erased:
     resolved = resolve_domain(domain).domain
     account = actor.account
     with transaction.atomic():
-        dossier = (
-            Dossier.objects.select_for_update().filter(account=account, domain=resolved).first()
-        )
-        counts = {"notes": 0, "archived_notes": 0, "compactions": 0, "admin_log_entries": 0}
-        if dossier is not None:
-            counts.update(_erase_dossier(dossier))
+        # Created if missing, then erased: a first save of the domain already on its way
+        # waits on this row too.
+        dossier = lock_dossier(actor, resolved, create=True)
+        counts = _erase_dossier(dossier)
         counts["audit_events"], _ = AuditEvent.objects.filter(
             account=account, domain=resolved
         ).delete()
@@ -158,42 +165,57 @@ def _revoke_tokens(user_id: int | None, account_id: int) -> int:
     grants = get_grant_model().objects.filter(
         pk__in=OAuthGrantAccount.objects.filter(account_id=account_id).values("grant_id")
     )
+    refresh = get_refresh_token_model().objects.filter(
+        Q(access_token__in=access)
+        | Q(
+            pk__in=OAuthRefreshTokenAccount.objects.filter(account_id=account_id).values(
+                "refresh_token_id"
+            )
+        )
+    )
     if user_id is not None:
         access, grants = access.filter(user_id=user_id), grants.filter(user_id=user_id)
-    refresh = get_refresh_token_model().objects.filter(access_token__in=access)
+        refresh = refresh.filter(user_id=user_id)
     revoked, _ = refresh.delete()
     count, _ = access.delete()
     granted, _ = grants.delete()
     return revoked + count + granted
 
 
-def member_leaving(member: Member, *, by: str) -> Erased | None:
+def member_leaving(member: Member, *, by: str) -> Erased:
     """Erase what is the member's own in their account before their seat goes: their own
     context (entries with their versions, evictions, aliases and vectors; the events that
     name its keys) and their tokens for the account. What they wrote for the account stays
     the account's, attributed to :data:`FORMER_MEMBER`.
 
     Runs in the transaction that removes the seat (a ``pre_delete`` of the membership, so
-    the admin, a user's deletion and deactivation all take this path). Nothing to do when
-    the whole account is being erased.
+    the admin, a user's deletion and deactivation all take this path; an account's erasure
+    removes its seats with everything else, without it).
     """
     account_id = member.account_id
-    if _erasing_account.get() == account_id:
-        return None
     names = {member.user.get_username(), member.user.email} - {""}
     with transaction.atomic():
+        # Their own layer's writes wait, as every write of a layer waits on its shelf.
+        lock_shelf(Place(account_id, Layer.MEMBER, member.pk))
         own = Entry.objects.filter(account_id=account_id, layer=Layer.MEMBER, member=member)
         own_ids = list(own.values_list("id", flat=True))
+        # Every entry they ever had was stored by them once: Kit's own events about it (an
+        # eviction, a merge) name it by id even after the entry is gone.
+        own_events = EntryEvent.objects.filter(account_id=account_id, layer=Layer.MEMBER)
+        ever_ids = {
+            *own_ids,
+            *own_events.filter(member=member)
+            .exclude(entry_id=None)
+            .values_list("entry_id", flat=True),
+        }
         counts = {
             "own_entries": len(own_ids),
             "own_versions": EntryVersion.objects.filter(entry_id__in=own_ids).count(),
         }
-        counts["own_events"], _ = (
-            EntryEvent.objects.filter(account_id=account_id, layer=Layer.MEMBER)
-            .filter(Q(member=member) | Q(entry_id__in=own_ids))
-            .delete()
-        )
-        counts["admin_log_entries"] = _forget_admin_log(Entry, own_ids)
+        counts["own_events"], _ = own_events.filter(
+            Q(member=member) | Q(entry_id__in=ever_ids)
+        ).delete()
+        counts["admin_log_entries"] = _forget_admin_log(Entry, ever_ids)
         own.delete()
         Shelf.objects.filter(account_id=account_id, layer=Layer.MEMBER, member=member).delete()
         counts["tokens_revoked"] = _revoke_tokens(member.user_id, account_id)
@@ -233,16 +255,16 @@ def _account_models() -> list[type[models.Model]]:
     return found
 
 
-def _forget_admin_log_of_gone(model_list: Iterable[type[models.Model]]) -> int:
-    """Admin log entries about rows of these models that no longer exist."""
+def _forget_admin_log_of_account(model_list: Iterable[type[models.Model]], account_id: int) -> int:
+    """Admin log entries about the account's rows of these models (read before they go)."""
     deleted = 0
     for model in model_list:
-        content_type = ContentType.objects.get_for_model(model, for_concrete_model=True)
-        still = model._base_manager.annotate(pk_text=Cast("pk", models.TextField()))
-        gone = LogEntry.objects.filter(content_type=content_type).exclude(
-            object_id__in=still.values("pk_text")
+        rows = model._base_manager.filter(account_id=account_id).annotate(
+            pk_text=Cast("pk", models.TextField())
         )
-        count, _ = gone.delete()
+        count, _ = LogEntry.objects.filter(
+            content_type__in=_content_types(model), object_id__in=rows.values("pk_text")
+        ).delete()
         deleted += count
     return deleted
 
@@ -252,19 +274,19 @@ def erase_account(account: Account, *, by: str) -> Erased:
     transaction; the database checks the foreign keys at commit), its tokens, its seats and
     the account itself. Users stay: a person may hold seats elsewhere."""
     account_id = account.pk
-    token = _erasing_account.set(account_id)
-    try:
-        with transaction.atomic():
-            counts = {"tokens_revoked": _revoke_tokens(None, account_id)}
-            tenant_models = _account_models()
-            for model in tenant_models:
-                rows = model._base_manager.filter(account_id=account_id)
-                deleted = rows._raw_delete(rows.db)
-                if deleted:
-                    counts[model._meta.label_lower] = deleted
-            # Seats and the account, through the ORM (what else points at them goes too).
-            Account.objects.filter(pk=account_id).delete()
-            counts["admin_log_entries"] = _forget_admin_log_of_gone([*tenant_models, Account])
-            return _record(Erasure.Kind.ACCOUNT, account_id, "account", by, counts)
-    finally:
-        _erasing_account.reset(token)
+    with transaction.atomic():
+        counts = {"tokens_revoked": _revoke_tokens(None, account_id)}
+        tenant_models = _account_models()
+        counts["admin_log_entries"] = _forget_admin_log_of_account(
+            tenant_models, account_id
+        ) + _forget_admin_log(Account, [account_id])
+        # Every row that carries the account, seats included (so no seat's own erasure
+        # runs: its rows go with the rest), in one statement per table.
+        for model in tenant_models:
+            rows = model._base_manager.filter(account_id=account_id)
+            deleted = rows._raw_delete(rows.db)
+            if deleted:
+                counts[model._meta.label_lower] = deleted
+        # The account, through the ORM: whatever else points at it goes too.
+        Account.objects.filter(pk=account_id).delete()
+        return _record(Erasure.Kind.ACCOUNT, account_id, "account", by, counts)

@@ -99,6 +99,10 @@ def _snapshot():
         if not nested:
             with connection.cursor() as cursor:
                 cursor.execute(SNAPSHOT)
+                # A reader that stops reading ends the export rather than hold the snapshot
+                # (and the database's clean-up) for ever; the file then has no manifest.
+                idle = lifecycle_settings.EXPORT_IDLE_SECONDS * 1000
+                cursor.execute(f"SET LOCAL idle_in_transaction_session_timeout = {int(idle)}")
         yield
 
 

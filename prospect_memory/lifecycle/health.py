@@ -1,5 +1,6 @@
 """The data lifecycle's part of the memory health page: what is kept for how long, and
-what the daily retention job last removed."""
+when the daily retention job last ran (what it removed is counted over every account, so
+the page does not show it)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,7 @@ from prospect_memory.lifecycle.retention import last_run, rules
 
 
 def section(account) -> HealthSection:
-    run = last_run()
-    removed = run.removed if run else {}
     return HealthSection(
         "lifecycle/_retention_health.html",
-        {
-            "rules": [(rule, removed.get(rule.name)) for rule in rules()],
-            "run": run,
-            "closed_at": account.closed_at,
-        },
+        {"rules": rules(), "run": last_run(), "closed_at": account.closed_at},
     )

@@ -1,6 +1,12 @@
 """An export (:mod:`prospect_memory.lifecycle.export`, which describes the file) imported
 into an empty account of this Kit: every row or none, each with a new id, its text sealed
-under this Kit's key and bound to the new row; references follow the new ids. A person
+under this Kit's key and bound to the new row; references follow the new ids.
+
+The file is checked as every write is: the checksum only shows it was not damaged (anyone
+who edits the file can compute a new one), so each record meets the rules of its memory
+(domains, sizes, sources, keys, values, invisible characters refused, the per-domain note
+cap, a layer's capacity) and its text is checked for instructions again: flags in the file
+are not trusted, and what this Kit's checks find is flagged for its people to review. A person
 named in the file is linked to their seat when their user is a member of the importing
 account, and left out otherwise (an entry keeps ``written_by_label``). Imported rows wait
 for the embedding backfill, as rows saved while the provider was down do."""
@@ -12,7 +18,7 @@ import json
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from django.db import DatabaseError, transaction
@@ -22,15 +28,26 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from outreach.errors import KitError
 from outreach.models import Account, Member
+from outreach.validation import FieldProblems
 from prospect_memory.business import promotion
 from prospect_memory.business.access import Place
 from prospect_memory.business.models import Category, Entry, EntryVersion, Layer, Strategy
-from prospect_memory.business.rules import encode_value
+from prospect_memory.business.rules import (
+    capacity,
+    check_value,
+    clean_confidence,
+    clean_key,
+    clean_source,
+    encode_value,
+    entry_flags,
+)
 from prospect_memory.business.shelf import lock_shelf
-from prospect_memory.core import integrity
 from prospect_memory.lifecycle.conf import lifecycle_settings
 from prospect_memory.lifecycle.export import FORMAT, KIND, MANIFEST, TYPES
+from prospect_memory.notes.conf import notes_settings
+from prospect_memory.notes.domains import resolve_domain
 from prospect_memory.notes.models import Compaction, Dossier, Note
+from prospect_memory.notes.rules import clean_note_input, note_flags
 
 
 class ImportRefused(KitError):
@@ -120,6 +137,19 @@ def _check_header(header: _Fields | None, member: Member | None) -> None:
         )
 
 
+#: The times a record may name (older or later ones are not Kit's, and some could not be
+#: read back).
+FIRST_YEAR, LAST_YEAR = 1900, 2999
+
+
+def read_lines(file) -> Iterator[bytes]:
+    """The lines of a binary file, none read past IMPORT_LINE_MAX_BYTES (a longer line is
+    given in pieces, and refused at its first)."""
+    limit = lifecycle_settings.IMPORT_LINE_MAX_BYTES + 2
+    while line := file.readline(limit):
+        yield line
+
+
 class _Stream:
     """The lines of an export, numbered, each line before the manifest hashed."""
 
@@ -129,8 +159,14 @@ class _Stream:
         self.manifest: _Fields | None = None
 
     def records(self) -> Iterator[_Fields]:
+        limit = lifecycle_settings.IMPORT_LINE_MAX_BYTES
         for number, raw in self._lines:
             text = _line_text(raw)
+            if len(text) > limit:
+                self._digest.update(text + b"\n")
+                raise ImportRefused(
+                    f"longer than {limit:,} bytes; no record of an export is.", line=number
+                )
             if self.manifest is not None:
                 if text.strip():
                     raise ImportRefused("found after the manifest, the last line.", line=number)
@@ -145,7 +181,7 @@ class _Stream:
     def _parse(self, number: int, text: bytes) -> _Fields:
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             self._digest.update(text + b"\n")
             raise ImportRefused("not a JSON object; the file is malformed.", line=number) from None
         if not isinstance(data, dict) or not isinstance(data.get("type"), str):
@@ -161,7 +197,7 @@ class _Stream:
             text = _line_text(raw)
             try:
                 data = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 data = None
             if isinstance(data, dict) and data.get("type") == MANIFEST:
                 self.manifest = _Fields(0, data)
@@ -248,12 +284,20 @@ class _Fields:
         parsed = _parsed(parse_datetime, value)
         if parsed is None or timezone.is_naive(parsed):
             raise self.refuse(f"{name} must be an ISO 8601 time with its offset.")
+        try:
+            year = parsed.astimezone(UTC).year
+        except OverflowError:
+            year = 0
+        if not FIRST_YEAR <= year <= LAST_YEAR:
+            raise self.refuse(f"{name} must fall between {FIRST_YEAR} and {LAST_YEAR}.")
         return parsed
 
     def day(self, name: str) -> date:
         parsed = _parsed(parse_date, self.text(name))
         if parsed is None:
             raise self.refuse(f"{name} must be an ISO 8601 date.")
+        if not FIRST_YEAR <= parsed.year <= LAST_YEAR:
+            raise self.refuse(f"{name} must fall between {FIRST_YEAR} and {LAST_YEAR}.")
         return parsed
 
     def texts(self, name: str) -> list[str]:
@@ -313,6 +357,11 @@ class _Importer:
         self._dossier_times: dict[str, tuple[datetime, datetime]] = {}
         self._active: Counter[str] = Counter()
         self._shelves: set[tuple[str, int | None]] = set()
+        #: Each entry's layer by its id in the file, the aliases to check against them,
+        #: and the live entries of each layer (capacity).
+        self._layers: dict[str, str] = {}
+        self._aliases: list[tuple[str, str, int]] = []
+        self._live: Counter[tuple[str, int | None]] = Counter()
         self._pending: dict[type[Model], list[Model]] = defaultdict(list)
 
     def add(self, fields: _Fields) -> None:
@@ -355,6 +404,12 @@ class _Importer:
 
     def _dossier(self, fields: _Fields) -> Dossier:
         domain = fields.text("domain")
+        try:
+            resolved = resolve_domain(domain).domain
+        except KitError as error:
+            raise fields.refuse(f"domain: {error.message}") from None
+        if resolved != domain:
+            raise fields.refuse(f"domain {domain!r} is not written as Kit keeps it ({resolved!r}).")
         if domain in self._dossiers:
             raise fields.refuse(f"the dossier of {domain} is in the file twice.")
         self._dossier_times[domain] = (fields.moment("created_at"), fields.moment("updated_at"))
@@ -372,22 +427,38 @@ class _Importer:
 
     def _note(self, fields: _Fields) -> Note:
         status = fields.choice("status", Note.Status.values)
+        fields.day("observed_at")  # a date of the years Kit keeps
+        given = {
+            "title": fields.text("title"),
+            "body": fields.text("body"),
+            "source_urls": fields.texts("source_urls"),
+            "observed_at": fields.text("observed_at"),
+        }
+        try:
+            cleaned = clean_note_input(**given)
+        except KitError as error:
+            raise fields.refuse(error.message) from None
         note = Note(
             id=self._define("note", fields),
             account_id=self.account.pk,
             dossier_id=self._dossier_id(fields),
             status=status,
-            source_urls=fields.texts("source_urls"),
-            observed_at=fields.day("observed_at"),
+            source_urls=cleaned.source_urls,
+            observed_at=cleaned.observed_at,
             created_at=fields.moment("created_at"),
             superseded_by_id=self._refer("note", fields.ref("superseded_by", null=True), fields),
             member_id=self._seat(fields, "member"),
         )
-        body = fields.text("body")
-        note.title, note.body, note.body_bytes = fields.text("title"), body, len(body.encode())
-        _set_integrity(note, fields)
+        note.title, note.body = cleaned.title, cleaned.body
+        note.body_bytes = len(cleaned.body.encode())
+        flags = note_flags(title=cleaned.title, body=cleaned.body, source_urls=cleaned.source_urls)
+        _checked_again(note, flags, fields)
         if status == Note.Status.ACTIVE:
-            self._active[fields.text("domain")] += 1
+            domain = fields.text("domain")
+            self._active[domain] += 1
+            limit = notes_settings.DOMAIN_NOTE_LIMIT
+            if self._active[domain] > limit:
+                raise fields.refuse(f"{domain} would have over {limit} active notes, its limit.")
         return note
 
     def _compaction(self, fields: _Fields) -> Compaction:
@@ -415,6 +486,11 @@ class _Importer:
                 )
             owner = self.member.pk
         self._shelf(layer, owner)
+        old_id = fields.ref("id")
+        self._layers[old_id] = layer
+        alias = fields.ref("alias_of", null=True)
+        if alias is not None:
+            self._aliases.append((alias, layer, fields.number))
         entry = Entry(
             id=self._define("entry", fields),
             account_id=self.account.pk,
@@ -435,8 +511,20 @@ class _Importer:
             idle_periods_charged=fields.integer("idle_periods_charged"),
             kept_apart=fields.boolean("kept_apart"),
         )
+        problems = FieldProblems()
+        if clean_key(entry.key, problems) != entry.key:
+            problems.add("key", f"key {entry.key!r} is not written as Kit keeps it")
+        if problems.fields:
+            raise fields.refuse(" ".join(p for ps in problems.fields.values() for p in ps))
         self._set_written(entry, fields)
         entry.value_bytes = len(entry.value_json.encode())
+        if entry.status == Entry.Status.LIVE:
+            self._live[(layer, owner)] += 1
+            if self._live[(layer, owner)] > capacity(layer):
+                raise fields.refuse(
+                    f"the {layer} layer would hold over {capacity(layer)} live entries, its "
+                    "capacity."
+                )
         return entry
 
     def _version(self, fields: _Fields) -> EntryVersion:
@@ -452,21 +540,32 @@ class _Importer:
 
     def _set_written(self, row: Entry | EntryVersion, fields: _Fields) -> None:
         """What an entry and a version share: value, kind, source, writer and flags."""
+        value = fields.value("value")
+        problems = FieldProblems()
+        check_value(value, problems)
+        source = fields.section("source")
+        ids = {name: source.text(name) for name in ("pipeline_id", "execution_id", "step_id")}
+        cleaned = clean_source({k: v for k, v in ids.items() if v}, problems)
+        if problems.fields:
+            raise fields.refuse(" ".join(p for ps in problems.fields.values() for p in ps))
         try:
-            row.value_json = encode_value(fields.value("value"))
+            row.value_json = encode_value(value)
         except KitError as error:
             raise fields.refuse(error.message) from None
         row.category = fields.choice("category", Category.values)
+        clean_confidence(fields.integer("confidence"), problems)
+        if problems.fields:
+            raise fields.refuse(" ".join(p for ps in problems.fields.values() for p in ps))
         row.confidence = fields.integer("confidence")
         row.strategy = fields.choice("strategy", Strategy.values)
-        source = fields.section("source")
-        row.source_pipeline_id = source.text("pipeline_id")
-        row.source_execution_id = source.text("execution_id")
-        row.source_step_id = source.text("step_id")
+        row.source_pipeline_id = ids["pipeline_id"]
+        row.source_execution_id = ids["execution_id"]
+        row.source_step_id = ids["step_id"]
         row.source_extracted_at = source.moment("extracted_at", null=True)
         row.written_by_id = self._seat(fields, "written_by")
         row.written_by_label = fields.text("written_by_label")
-        _set_integrity(row, fields)
+        key = row.key if isinstance(row, Entry) else ""
+        _checked_again(row, entry_flags(key, value, cleaned), fields)
 
     def _shelf(self, layer: str, owner: int | None) -> None:
         if (layer, owner) not in self._shelves:
@@ -493,14 +592,21 @@ class _Importer:
             self._store(model)
 
     def finish(self) -> None:
-        """Refuse a reference to a record the file does not hold; then count each
-        dossier's active notes and give it its times."""
+        """Refuse a reference to a record the file does not hold, and an alias of another
+        layer's entry; then count each dossier's active notes and give it its times."""
         for kind, wanted in self._wanted.items():
             for old, number in wanted.items():
                 if old not in self._defined[kind]:
                     raise ImportRefused(
                         f"names {kind} {old}, which the file does not hold.", line=number
                     )
+        for target, layer, number in self._aliases:
+            if self._layers.get(target) != layer:
+                raise ImportRefused(
+                    f"entry record: alias_of names an entry of another layer than its own "
+                    f"({layer}); an alias answers for an entry of its layer.",
+                    line=number,
+                )
         dossiers = list(self._dossiers.values())
         for dossier in dossiers:
             dossier.active_note_count = self._active[dossier.domain]
@@ -512,18 +618,15 @@ class _Importer:
         )
 
 
-def _set_integrity(row: Note | Entry | EntryVersion, fields: _Fields) -> None:
-    found = fields.section("integrity")
-    listed = found._get("flags", (list,), "a list of flags", null=False)
-    try:
-        flags = [integrity.Flag.from_dict(item) for item in listed]
-    except (KeyError, TypeError):
-        raise found.refuse(
-            "integrity.flags holds a flag without kind, field, start and end."
-        ) from None
-    row.integrity_json = integrity.dumps(flags) if flags else ""
-    row.flagged_at = found.moment("flagged_at", null=True)
-    row.integrity_reviewed_at = found.moment("reviewed_at", null=True)
+def _checked_again(row: Note | Entry | EntryVersion, flags: list, fields: _Fields) -> None:
+    """The flags this Kit's checks find in the row's text (the file's are not trusted). A
+    row they find nothing in keeps the file's times; one they flag waits for a person
+    here, whatever the file says was reviewed."""
+    file = fields.section("integrity")
+    flagged_at = file.moment("flagged_at", null=True)
+    reviewed_at = file.moment("reviewed_at", null=True)
+    row.set_flags(flags, now=flagged_at if flags and flagged_at else None)
+    row.integrity_reviewed_at = None if flags else reviewed_at
 
 
 def _seats(account: Account) -> dict[str, int]:

@@ -1,6 +1,7 @@
 """The data lifecycle's operations, declared once and served by the REST adapter and the
-pages (never by MCP: a person or an operator's integration decides an erasure, not an agent
-reading the web)."""
+pages. An erasure is a person's decision: never an MCP tool, and over REST a signed-in
+session, never an agent's token (an agent steered by a page it read must not be able to
+make the account forget); operators have ``manage.py erase_company``."""
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ ERASE_COMPANY = Operation(
     description=(
         "Removes every note of the domain (active and archived), its compactions, their "
         "vectors, and the audit and usage events that name it. Kit keeps who erased, when "
-        "and how many rows went, never the content or the domain. Cannot be undone."
+        "and how many rows went, never the content or the domain. Cannot be undone. A "
+        "person's decision: a signed-in session, not an agent's token."
     ),
     input_schema=ERASE_COMPANY_INPUT,
     data_schema=ERASED,
@@ -69,5 +71,6 @@ ERASE_COMPANY = Operation(
     role=MODULE_ADMIN,
     run=_erase_company,
     destructive=True,
+    people_only=True,
     refusals=(InvalidDomain, ValidationFailed),
 )

@@ -6,10 +6,11 @@ page shows them with the last run."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import models, transaction
+from django.db import DatabaseError, models, transaction
 from django.utils import timezone
 
 from outreach.models import Account
@@ -19,11 +20,9 @@ from prospect_memory.business.models import EntryEvent
 from prospect_memory.core.models import RetentionRun, UsageEvent
 from prospect_memory.lifecycle.conf import lifecycle_settings
 from prospect_memory.lifecycle.erase import Erased, erase_account
-from prospect_memory.notes.models import AuditEvent, Compaction, Note
+from prospect_memory.notes.models import AuditEvent, Compaction, Dossier, Note
 
-#: Rows deleted per statement: each batch is its own short transaction, so a large
-#: backlog never holds locks for long.
-BATCH_ROWS = 5000
+log = logging.getLogger(__name__)
 
 #: What erases a closed account (the erasure names it as who did it).
 JOB = "retention"
@@ -35,6 +34,13 @@ class Rule:
     #: What the page calls what it removes.
     what: str
     days: int
+    #: Whether 0 days keeps for ever (the lifecycle's settings); business memory's
+    #: RETIRED_KEEP_DAYS of 0 purges at once.
+    zero_keeps: bool = True
+
+    @property
+    def for_ever(self) -> bool:
+        return self.days == 0 and self.zero_keeps
 
 
 def rules() -> list[Rule]:
@@ -42,7 +48,12 @@ def rules() -> list[Rule]:
     return [
         Rule("audit_events", "Audit and entry events", lifecycle_settings.AUDIT_EVENTS_DAYS),
         Rule("usage_events", "Usage events", lifecycle_settings.USAGE_EVENTS_DAYS),
-        Rule("evictions", "Evicted and expired entries", business_settings.RETIRED_KEEP_DAYS),
+        Rule(
+            "evictions",
+            "Evicted and expired entries",
+            business_settings.RETIRED_KEEP_DAYS,
+            zero_keeps=False,
+        ),
         Rule(
             "archived_notes",
             "Archived notes (a compaction can be undone until then)",
@@ -56,7 +67,9 @@ def _delete_in_batches(rows: models.QuerySet) -> int:
     model = rows.model
     deleted = 0
     while True:
-        ids = list(rows.order_by().values_list("pk", flat=True)[:BATCH_ROWS])
+        ids = list(
+            rows.order_by().values_list("pk", flat=True)[: lifecycle_settings.RETENTION_BATCH_ROWS]
+        )
         if not ids:
             return deleted
         batch = model._base_manager.filter(pk__in=ids)
@@ -64,21 +77,42 @@ def _delete_in_batches(rows: models.QuerySet) -> int:
 
 
 def _archived_notes_before(cutoff: datetime) -> int:
-    """Compactions older than ``cutoff`` become final: the notes they replaced go, and so
-    does the record that could bring them back."""
+    """Compactions older than ``cutoff`` become final: the notes each archived go, and so
+    does the record that could bring them back. One compaction at a time, its dossier locked
+    as an undo locks it; a compaction already undone only loses its record (the notes it
+    listed are active again, or archived by a later compaction that can still be undone)."""
     deleted = 0
-    old = Compaction.objects.filter(created_at__lt=cutoff).order_by("created_at")
     while True:
-        batch = list(old.values_list("pk", "account_id", "replaced_note_ids")[:500])
-        if not batch:
+        old = list(
+            Compaction.objects.filter(created_at__lt=cutoff)
+            .order_by("created_at")
+            .values_list("pk", flat=True)[: lifecycle_settings.RETENTION_BATCH_ROWS]
+        )
+        if not old:
             return deleted
-        with transaction.atomic():
-            for _pk, account_id, replaced in batch:
-                gone, _ = Note.objects.filter(
-                    account_id=account_id, pk__in=replaced, status=Note.Status.ARCHIVED
-                ).delete()
-                deleted += gone
-            Compaction.objects.filter(pk__in=[pk for pk, _, _ in batch]).delete()
+        for pk in old:
+            deleted += _make_final(pk)
+
+
+def _make_final(compaction_id) -> int:
+    with transaction.atomic():
+        compaction = Compaction.objects.select_related("dossier").filter(pk=compaction_id).first()
+        if compaction is None:
+            return 0
+        Dossier.objects.select_for_update().filter(pk=compaction.dossier_id).first()
+        compaction = Compaction.objects.select_for_update().filter(pk=compaction_id).first()
+        if compaction is None:
+            return 0
+        gone = 0
+        if compaction.restored_at is None and compaction.merged_note_id is not None:
+            gone, _ = Note.objects.filter(
+                account_id=compaction.account_id,
+                pk__in=compaction.replaced_note_ids,
+                superseded_by_id=compaction.merged_note_id,
+                status=Note.Status.ARCHIVED,
+            ).delete()
+        compaction.delete()
+        return gone
 
 
 def apply_retention(*, now: datetime | None = None) -> RetentionRun:
@@ -86,7 +120,7 @@ def apply_retention(*, now: datetime | None = None) -> RetentionRun:
     the run (the memory health page shows the last one)."""
     now = now or timezone.now()
     run = RetentionRun.objects.create(started_at=now)
-    days = {rule.name: rule.days for rule in rules()}
+    days = {rule.name: (0 if rule.for_ever else rule.days) for rule in rules()}
     removed: dict[str, int] = {}
     if days["audit_events"]:
         cutoff = now - timedelta(days=days["audit_events"])
@@ -103,8 +137,7 @@ def apply_retention(*, now: datetime | None = None) -> RetentionRun:
         removed["archived_notes"] = _archived_notes_before(
             now - timedelta(days=days["archived_notes"])
         )
-    # The runs themselves are kept as long as usage events (at least a month).
-    kept_for = timedelta(days=max(days["usage_events"], 31))
+    kept_for = timedelta(days=lifecycle_settings.RETENTION_RUNS_DAYS)
     RetentionRun.objects.filter(started_at__lt=now - kept_for).delete()
     run.removed = removed
     run.finished_at = timezone.now()
@@ -113,17 +146,30 @@ def apply_retention(*, now: datetime | None = None) -> RetentionRun:
 
 
 def closed_accounts_due(*, now: datetime | None = None) -> models.QuerySet:
-    """Accounts closed longer ago than their retention."""
-    now = now or timezone.now()
-    cutoff = now - timedelta(days=lifecycle_settings.CLOSED_ACCOUNT_DAYS)
+    """Accounts closed longer ago than their retention (none when it is 0: kept)."""
+    days = lifecycle_settings.CLOSED_ACCOUNT_DAYS
+    if not days:
+        return Account.objects.none()
+    cutoff = (now or timezone.now()) - timedelta(days=days)
     return Account.objects.filter(closed_at__isnull=False, closed_at__lt=cutoff)
 
 
 def erase_closed_accounts(*, now: datetime | None = None) -> list[Erased]:
-    """Erase every account whose retention after closing has passed, one at a time."""
+    """Erase every account whose retention after closing has passed, one at a time: each
+    is locked and checked again first (one reopened meanwhile stays), and one that fails is
+    logged and left for the next run without holding back the others."""
     erased = []
-    for account in closed_accounts_due(now=now).order_by("closed_at"):
-        erased.append(erase_account(account, by=JOB))
+    for account_id in (
+        closed_accounts_due(now=now).order_by("closed_at").values_list("pk", flat=True)
+    ):
+        try:
+            with transaction.atomic():
+                account = closed_accounts_due(now=now).select_for_update().filter(pk=account_id)
+                account = account.first()
+                if account is not None:
+                    erased.append(erase_account(account, by=JOB))
+        except DatabaseError:
+            log.exception("erasing closed account %s failed; the next run tries again", account_id)
     return erased
 
 

@@ -34,13 +34,13 @@ KEPT = {
     },
     "member": {
         "auth.user": "the person's login (they may hold seats elsewhere)",
-        "admin.logentry": "staff actions, including the removal of the seat, stay audited",
         "axes.accesslog": "the person's sign-in security log",
         "axes.accessattempt": "the person's sign-in security log",
         "axes.accessfailurelog": "the person's sign-in security log",
     },
     "account": {
         "auth.user": "people may hold seats in other accounts",
+        "prospect_memory.erasure": "the record of the erasure itself (who, when, counts)",
     },
 }
 
@@ -53,6 +53,8 @@ class Subject:
     ids: set[uuid.UUID] = field(default_factory=set)
     #: Integer ids of rows of these models (foreign keys to them must not remain).
     refs: dict[type[models.Model], set[int]] = field(default_factory=dict)
+    #: Integer ids kept without a foreign key (columns named ``*_id`` or ``*_ref``).
+    numbers: set[int] = field(default_factory=set)
     ciphertexts: set[bytes] = field(default_factory=set)
     vectors: list[list[float]] = field(default_factory=list)
 
@@ -82,6 +84,8 @@ def _condition(column: models.Field, subject: Subject) -> Q | None:
         return Q(**{f"{name}__in": refs}) if refs else None
     if isinstance(column, models.UUIDField):
         return Q(**{f"{name}__in": subject.ids}) if subject.ids else None
+    if isinstance(column, models.IntegerField) and name.endswith(("_id", "_ref")):
+        return Q(**{f"{name}__in": subject.numbers}) if subject.numbers else None
     if isinstance(column, ArrayField):
         if isinstance(column.base_field, models.UUIDField):
             return Q(**{f"{name}__overlap": list(subject.ids)}) if subject.ids else None

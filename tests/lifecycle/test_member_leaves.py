@@ -85,6 +85,30 @@ def test_a_removed_seat_takes_its_own_context_and_leaves_the_accounts(
     assert erasure.actor == "membership removed"
 
 
+def test_kit_events_and_admin_log_about_their_gone_entries_go_too(leaver, account):
+    from django.contrib.admin.models import CHANGE, LogEntry
+    from django.contrib.contenttypes.models import ContentType
+
+    from prospect_memory.business.models import EvictedEntry
+
+    gone = Entry.objects.get(key="my_openers")
+    EntryEvent.objects.create(
+        account=account, action="evict", layer="member", key=gone.key, entry_id=gone.id, actor="kit"
+    )
+    LogEntry.objects.create(
+        user=factories.member(account).user,
+        content_type=ContentType.objects.get_for_model(EvictedEntry, for_concrete_model=False),
+        object_id=str(gone.id),
+        object_repr=gone.key,
+        action_flag=CHANGE,
+    )
+    subject = subject_of(leaver)
+    gone.delete()  # purged before the member leaves
+    leaver.delete()
+    assert leftovers(subject) == []
+    assert not EntryEvent.objects.filter(key="my_openers").exists()
+
+
 def test_a_deactivated_user_leaves_every_account(leaver, other_account):
     elsewhere = Member.objects.create(account=other_account, user=leaver.user)
     entry_store(actor=Actor.for_member(elsewhere), key="mine", value="x", layer="member")

@@ -41,6 +41,23 @@ def compacted(actor, domain: str):
     )
 
 
+def test_a_compaction_undone_and_made_again_keeps_its_notes(admin_actor, settings):
+    """Retention makes final only what an old compaction archived and still holds."""
+    from prospect_memory.notes.services.compaction import compaction_restore
+
+    settings.LIFECYCLE = {"ARCHIVED_NOTES_DAYS": 60}
+    first = compacted(admin_actor, "acme.dev")
+    compaction_restore(actor=admin_actor, compaction_id=first.compaction_id)
+    again = dossier_compact(
+        actor=admin_actor, domain="acme.dev", expected_note_count=2, body="acme.dev: merged again"
+    )
+    aged(Compaction.objects.filter(pk=first.compaction_id), 200)
+    assert apply_retention().removed["archived_notes"] == 0
+    assert not Compaction.objects.filter(pk=first.compaction_id).exists()
+    restored = compaction_restore(actor=admin_actor, compaction_id=again.compaction_id)
+    assert len(restored.restored_note_ids) == 2
+
+
 def test_each_rule_keeps_its_days_and_no_more(admin_actor, rival_actor, settings):
     settings.LIFECYCLE = {
         "AUDIT_EVENTS_DAYS": 30,
@@ -69,8 +86,10 @@ def test_each_rule_keeps_its_days_and_no_more(admin_actor, rival_actor, settings
     assert RetentionRun.objects.get(pk=run.pk).finished_at is not None
 
 
-def test_zero_days_keeps_for_ever(admin_actor, settings):
-    settings.LIFECYCLE = {"AUDIT_EVENTS_DAYS": 0, "USAGE_EVENTS_DAYS": 0}
+def test_zero_days_keeps_for_ever(admin_actor, account, settings):
+    settings.LIFECYCLE = {"AUDIT_EVENTS_DAYS": 0, "USAGE_EVENTS_DAYS": 0, "CLOSED_ACCOUNT_DAYS": 0}
+    Account.objects.filter(pk=account.pk).update(closed_at=timezone.now() - 5000 * DAY)
+    assert erase_closed_accounts() == []
     save_note(admin_actor)
     aged(AuditEvent.objects.all(), 5000)
     aged(UsageEvent.objects.all(), 5000)
@@ -96,6 +115,7 @@ def test_the_health_page_says_what_is_kept_and_when_the_job_ran(module_admin, se
 def everything_of(account: Account) -> Subject:
     subject = Subject(kind="account", account_id=account.pk, texts={account.slug})
     subject.refs = {Account: {account.pk}}
+    subject.numbers = {account.pk}
     subject.ids = {
         *Note.objects.filter(account=account).values_list("id", flat=True),
         *Entry.objects.filter(account=account).values_list("id", flat=True),
@@ -103,6 +123,8 @@ def everything_of(account: Account) -> Subject:
     }
     for note in Note.objects.filter(account=account):
         subject.ciphertexts.add(bytes(note.body_ciphertext))
+        if note.embedding is not None:
+            subject.vectors.append(list(note.embedding))
     for row in [
         *Entry.objects.filter(account=account),
         *EntryVersion.objects.filter(account=account),
@@ -176,7 +198,35 @@ def test_the_docs_name_the_defaults_of_the_settings():
     from prospect_memory.lifecycle.conf import DEFAULTS
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
-    for key, days in DEFAULTS.items():
-        if key.endswith("_DAYS"):
-            [row] = [line for line in docs.splitlines() if f"`{key}`" in line and "|" in line]
-            assert f"| {days} days |" in row, key
+    retention = (
+        "AUDIT_EVENTS_DAYS",
+        "USAGE_EVENTS_DAYS",
+        "ARCHIVED_NOTES_DAYS",
+        "CLOSED_ACCOUNT_DAYS",
+    )
+    for key in retention:
+        [row] = [line for line in docs.splitlines() if f"`{key}`" in line and "|" in line]
+        assert f"| {DEFAULTS[key]} days |" in row, key
+
+
+def test_a_closed_account_is_read_and_exported_but_not_written(client, account, module_admin):
+    save_note(Actor.for_member(module_admin))
+    Account.objects.filter(pk=account.pk).update(closed_at=timezone.now())
+    headers = bearer(module_admin)
+    note = {
+        "domain": "acme.dev",
+        "body": "Acme opened an office in Lyon.",
+        "source_urls": ["https://acme.dev/lyon"],
+        "observed_at": timezone.now().date().isoformat(),
+    }
+    refused = client.post("/api/v1/notes", note, content_type="application/json", **headers)
+    assert refused.status_code == 403
+    assert refused.json()["error"]["code"] == "account_closed"
+    assert client.get("/api/v1/recall", {"domain": "acme.dev"}, **headers).status_code == 200
+    exported = client.get("/api/v1/export", **headers)
+    assert exported.status_code == 200
+    assert b'"type":"manifest"' in b"".join(exported.streaming_content).replace(b" ", b"")
+    from prospect_memory.lifecycle.erase import erase_company
+
+    erase_company(actor=Actor.for_member(module_admin), domain="acme.dev")  # still possible
+    assert not Note.objects.filter(account=account).exists()

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from prospect_memory.lifecycle.imports import ImportRefused, import_lines
+from prospect_memory.lifecycle.imports import ImportRefused, import_lines, read_lines
 from prospect_memory.management.commands.export_memory import account_by_slug, member_by_email
 
 #: What each record type is, in the words of the product.
@@ -31,7 +31,7 @@ class Command(BaseCommand):
         seat = member_by_email(found, member) if member else None
         try:
             with open(file, "rb") as source:
-                counts = import_lines(source, found, member=seat)
+                counts = import_lines(read_lines(source), found, member=seat)
         except OSError as error:
             raise CommandError(f"cannot read {file}: {error.strerror}") from None
         except ImportRefused as refusal:

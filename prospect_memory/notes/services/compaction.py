@@ -196,6 +196,12 @@ def compaction_restore(*, actor: Actor, compaction_id: object) -> RestoreResult:
                 status=Note.Status.ARCHIVED,
             )
         )
+        if not archived:
+            raise refuse(
+                "replaced_notes_gone",
+                "The notes this compaction replaced are no longer kept; there is nothing to "
+                "restore, and the merged note stays.",
+            )
         count = active_notes(actor, dossier).count()
         after = count - 1 + len(archived)
         if after > notes_settings.DOMAIN_NOTE_LIMIT:
