@@ -21,6 +21,7 @@ from prospect_memory.business.access import entry_for_actor, live_entries, read_
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import (
     Entry,
+    EntryEvent,
     EntryVersion,
     Layer,
     Promotion,
@@ -439,3 +440,14 @@ def evictions_list(*, actor: Actor, layer: object = Layer.ACCOUNT) -> list[Entry
     if layer == Layer.MEMBER:
         rows = rows.filter(member=actor.member) if actor.member else rows.none()
     return [EntryView.of(e) for e in shown(restorable(rows))[: capacity(layer)]]
+
+
+def key_deleted_in_layer(actor: Actor, layer: str, key: str) -> bool:
+    """Whether an entry of ``key`` was in this layer (it went since): only then is an edit
+    of it a change someone overtook, rather than an address that never led anywhere."""
+    events = EntryEvent.objects.filter(
+        account=actor.account, layer=layer, key=key.lower(), action=EntryEvent.Action.DELETE
+    )
+    if layer == Layer.MEMBER:
+        events = events.filter(member=actor.member) if actor.member else events.none()
+    return events.exists()

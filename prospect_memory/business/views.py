@@ -8,18 +8,15 @@ another account or another member's context answers 404.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
-from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from outreach.errors import KitError, NotFound, ValidationFailed
-from outreach.jsonbody import BadJSON, loads
+from outreach.errors import KitError, NotFound
 from outreach.pages import member_required, perform
 from prospect_memory.business import operations
 from prospect_memory.business.access import (
@@ -34,10 +31,15 @@ from prospect_memory.business.access import (
 from prospect_memory.business.baseline import BY_KEY, STARTERS
 from prospect_memory.business.changes import FOLD, Change, folded, line_changes
 from prospect_memory.business.conf import business_settings
-from prospect_memory.business.errors import ValueTooLarge, VersionMismatch
-from prospect_memory.business.models import KEY_HINT, Category, EntryEvent, Layer
+from prospect_memory.business.errors import VersionMismatch
+from prospect_memory.business.forms import EntryForm, editable_json, form_errors, unchanged
+from prospect_memory.business.models import Category, Layer
 from prospect_memory.business.records import EntryView
-from prospect_memory.business.selectors import entry_history_views, evictions_list
+from prospect_memory.business.selectors import (
+    entry_history_views,
+    evictions_list,
+    key_deleted_in_layer,
+)
 from prospect_memory.business.templatetags.business_format import (
     formatted_value as formatted,
 )
@@ -135,87 +137,6 @@ def entry_page(request, layer: str, key: str):
     )
 
 
-class RepeatedName(ValueError):
-    pass
-
-
-def _names_once(pairs: list[tuple[str, object]]) -> dict:
-    seen = set()
-    for name, _ in pairs:
-        if name in seen:
-            raise RepeatedName(
-                f"The name {name!r} appears twice in one object (JSON would keep only the "
-                "last); keep one."
-            )
-        seen.add(name)
-    return dict(pairs)
-
-
-class EntryForm(forms.Form):
-    key = forms.CharField(
-        max_length=business_settings.KEY_MAX_CHARS, required=False, help_text=KEY_HINT
-    )
-    value = forms.CharField(
-        widget=forms.Textarea(
-            attrs={
-                "rows": 14,
-                "spellcheck": "false",
-                "data-value-editor": "",
-                "aria-label": "Value",
-            }
-        )
-    )
-    category = forms.ChoiceField(choices=Category.choices)
-    confidence = forms.IntegerField(min_value=0, max_value=100)
-    expected_version = forms.IntegerField(
-        widget=forms.HiddenInput, required=False, min_value=1, max_value=2**31 - 1
-    )
-
-    def clean_value(self):
-        try:
-            json.loads(self.cleaned_data["value"], object_pairs_hook=_names_once)
-        except ValueError as error:
-            if isinstance(error, RepeatedName):
-                raise forms.ValidationError(str(error)) from None
-        try:
-            value = loads(self.cleaned_data["value"])
-        except BadJSON as error:
-            raise forms.ValidationError(f"This is not valid JSON: {error}.") from None
-        if value is None:
-            raise forms.ValidationError("A value may be any JSON but null.")
-        return value
-
-    def clean(self):
-        # The version the page was opened at travels hidden: a page that sends a version no
-        # entry can have was not one of ours, and the member is told so where they look.
-        if self.errors.pop("expected_version", None):
-            self.add_error(None, "This page sent a version no entry has; open the entry again.")
-        return super().clean()
-
-
-def _form_errors(form: EntryForm, error: KitError, *, creating: bool) -> None:
-    """Put a service's refusal beside the field it is about: a problem inside the value
-    (``value.plans[0].name``) also beside that part of the value's form."""
-    if isinstance(error, ValueTooLarge):
-        form.add_error("value", error.message)
-    elif isinstance(error, VersionMismatch) and creating:
-        form.add_error("key", "An entry with this key exists already; open it to change it.")
-    elif isinstance(error, VersionMismatch):
-        form.add_error(None, "Someone changed this entry while you were editing it.")
-    elif isinstance(error, ValidationFailed) and error.details.get("fields"):
-        inside: dict[str, list[str]] = {}
-        for field, problems in error.details["fields"].items():
-            in_value = field == "value" or field.startswith(("value.", "value["))
-            target = "value" if in_value else field if field in form.fields else None
-            for problem in problems:
-                form.add_error(target, problem)
-            if in_value:
-                inside.setdefault(field, []).extend(problems)
-        form.fields["value"].widget.attrs["data-errors"] = json.dumps(inside)
-    else:
-        form.add_error(None, error.message)
-
-
 def _save(request, form: EntryForm, layer: str, key: str, *, expected_version: int):
     """Store the form's entry: the entry page to go to, or the refusal (shown on the form)."""
     try:
@@ -230,7 +151,7 @@ def _save(request, form: EntryForm, layer: str, key: str, *, expected_version: i
             expected_version=expected_version,
         )
     except KitError as error:
-        _form_errors(form, error, creating=expected_version == 0)
+        form_errors(form, error, creating=expected_version == 0)
         return error
     return redirect("business-entry", layer=layer, key=data["entry"]["key"])
 
@@ -258,32 +179,6 @@ def _expected_version(request) -> int | None:
         return int(request.POST.get("expected_version", ""))
     except ValueError:
         return None
-
-
-def editable_json(value) -> str:
-    """A value as the edit form starts from it: indented, its names in their stored order
-    (saving the form unchanged must not reorder what agents read)."""
-    return json.dumps(value, indent=2, ensure_ascii=False)
-
-
-def _unchanged(form: EntryForm, current: EntryView) -> bool:
-    data = form.cleaned_data
-    return (data["value"], data["category"], data["confidence"]) == (
-        current.value,
-        current.category,
-        current.confidence,
-    )
-
-
-def _once_here(actor, layer: str, key: str) -> bool:
-    """Whether an entry of ``key`` was in this layer (it went since): only then is an edit
-    of it a change someone overtook, rather than an address that never led anywhere."""
-    events = EntryEvent.objects.filter(
-        account=actor.account, layer=layer, key=key.lower(), action=EntryEvent.Action.DELETE
-    )
-    if layer == Layer.MEMBER:
-        events = events.filter(member=actor.member) if actor.member else events.none()
-    return events.exists()
 
 
 def _deleted_meanwhile(request, layer: str, key: str):
@@ -319,7 +214,7 @@ def entry_edit(request, layer: str, key: str):
     try:
         current = EntryView.of(_entry(actor, layer, key))
     except Http404:
-        if request.method != "POST" or not _once_here(actor, _layer(layer), key):
+        if request.method != "POST" or not key_deleted_in_layer(actor, _layer(layer), key):
             raise
         require_layer_writer(actor, layer)
         return _deleted_meanwhile(request, layer, key)
@@ -330,7 +225,7 @@ def entry_edit(request, layer: str, key: str):
         started = form.cleaned_data.get("expected_version") if form.is_valid() else None
         if form.is_valid() and (started is None or started > current.version):
             form.add_error(None, "This page sent a version no entry has; open the entry again.")
-        elif form.is_valid() and _unchanged(form, current):
+        elif form.is_valid() and unchanged(form, current):
             messages.info(request, f"Nothing changed in {current.key}: no new version.")
             return redirect("business-entry", layer=layer, key=current.key)
         elif form.is_valid():
