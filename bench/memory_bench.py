@@ -455,7 +455,9 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=300, help="timed calls per measurement")
     parser.add_argument(
         "--provider",
-        default="semantic",
+        # KIT_BENCH_PROVIDER: how a harness that runs ``scripts/bench`` as it is (the peers'
+        # side by side, scripts/bench-peers) picks the provider both sides share.
+        default=os.environ.get("KIT_BENCH_PROVIDER", "semantic"),
         help="embedding provider for saves and stores (semantic, hashing, ...)",
     )
     parser.add_argument(
