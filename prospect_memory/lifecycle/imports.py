@@ -291,8 +291,7 @@ class _Importer:
         problems = FieldProblems()
         if clean_key(entry.key, problems) != entry.key:
             problems.add("key", f"key {entry.key!r} is not written as Kit keeps it")
-        if problems.fields:
-            raise fields.refuse(" ".join(p for ps in problems.fields.values() for p in ps))
+        fields.check(problems)
         self._set_written(entry, fields)
         entry.value_bytes = len(entry.value_json.encode())
         if entry.status == Entry.Status.LIVE:
@@ -323,16 +322,13 @@ class _Importer:
         source = fields.section("source")
         ids = {name: source.text(name) for name in ("pipeline_id", "execution_id", "step_id")}
         cleaned = clean_source({k: v for k, v in ids.items() if v}, problems)
-        if problems.fields:
-            raise fields.refuse(" ".join(p for ps in problems.fields.values() for p in ps))
+        clean_confidence(fields.integer("confidence"), problems)
+        fields.check(problems)
         try:
             row.value_json = encode_value(value)
         except KitError as error:
             raise fields.refuse(error.message) from None
         row.category = fields.choice("category", Category.values)
-        clean_confidence(fields.integer("confidence"), problems)
-        if problems.fields:
-            raise fields.refuse(" ".join(p for ps in problems.fields.values() for p in ps))
         row.confidence = fields.integer("confidence")
         row.strategy = fields.choice("strategy", Strategy.values)
         row.source_pipeline_id = ids["pipeline_id"]

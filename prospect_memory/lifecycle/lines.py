@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
 from outreach.errors import KitError
+from outreach.validation import FieldProblems
 from prospect_memory.lifecycle.conf import lifecycle_settings
 from prospect_memory.lifecycle.export import MANIFEST
 
@@ -145,6 +146,12 @@ class Fields:
 
     def refuse(self, message: str) -> ImportRefused:
         return ImportRefused(f"{self.type} record: {message}", line=self.number or None)
+
+    def check(self, problems: FieldProblems) -> None:
+        """Refuse the record with every problem a write's rules found in it, if any."""
+        if problems.fields:
+            found = (message for messages in problems.fields.values() for message in messages)
+            raise self.refuse(" ".join(found))
 
     def _get(self, name: str, kinds: tuple[type, ...], what: str, *, null: bool) -> Any:
         if name not in self.data:

@@ -17,6 +17,7 @@ from prospect_memory.lifecycle.erase import erase_company, subject_digest
 from prospect_memory.notes.models import AuditEvent, Compaction, Dossier, Note
 from prospect_memory.notes.services.compaction import dossier_compact
 from tests import factories
+from tests.business.test_pages import browser, csrf
 from tests.factories import save_note
 from tests.forgetful.models import Remembered
 from tests.lifecycle.scan import Subject, leftovers
@@ -185,18 +186,6 @@ def test_only_a_person_who_is_a_module_admin_of_the_account_erases(
     assert Note.objects.filter(account=admin_actor.account).count() == 4
 
 
-def browser(member):
-    client = Client(enforce_csrf_checks=True)
-    client.force_login(member.user)
-    return client
-
-
-def csrf_of(client, path):
-    page = client.get(path)
-    assert page.status_code == 200
-    return page.cookies["csrftoken"].value
-
-
 def test_the_page_shows_what_goes_and_asks_for_the_domain(module_admin, admin_actor, member):
     researched(admin_actor)
     page = "/companies/acme.dev/erase/"
@@ -205,7 +194,7 @@ def test_the_page_shows_what_goes_and_asks_for_the_domain(module_admin, admin_ac
     assert 'href="/companies/acme.dev/erase/"' in listed
     html = client.get(page).content.decode()
     assert "Archived notes (replaced by a compaction)" in html
-    token = csrf_of(client, page)
+    token = csrf(client, page)
     wrong = client.post(page, {"confirm": "acme.com", "csrfmiddlewaretoken": token})
     assert wrong.status_code == 200
     assert "type the company&#x27;s domain" in wrong.content.decode()
