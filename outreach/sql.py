@@ -22,6 +22,7 @@ statements run unprepared.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any
 
 import psycopg
@@ -103,20 +104,71 @@ def lock_row(model, *, key: Mapping[str, Any], constraint: str, defaults: Mappin
     the row, so two transactions asking for the same row queue behind each other, and the
     first write of a key cannot race another. Returns a model instance (``from_db``).
     """
+    (row,) = run_one(*lock_statement(model, key=key, constraint=constraint, defaults=defaults))
+    concrete = model._meta.concrete_fields
+    return model.from_db(connection.alias, [field.attname for field in concrete], row)
+
+
+def lock_statement(
+    model, *, key: Mapping[str, Any], constraint: str, defaults: Mapping[str, Any]
+) -> tuple[str, list]:
+    """:func:`lock_row`'s statement and parameters, to send with others (its row comes back
+    with every concrete column)."""
     meta = model._meta
     values = {**defaults, **key}
     fields = [meta.get_field(name) for name in values]
     names = ", ".join(field.column for field in fields)
     marks = ", ".join(["%s"] * len(fields))
     first = fields[0].column
-    concrete = list(meta.concrete_fields)
-    returning = ", ".join(field.column for field in concrete)
+    returning = ", ".join(field.column for field in meta.concrete_fields)
     sql = (
         f"INSERT INTO {meta.db_table} AS row ({names}) VALUES ({marks}) "  # noqa: S608
         f"ON CONFLICT ON CONSTRAINT {constraint} DO UPDATE SET {first} = row.{first} "
         f"RETURNING {returning}"
     )
-    (row,) = run_one(
-        sql, [field.get_db_prep_save(values[field.name], connection) for field in fields]
-    )
-    return model.from_db(connection.alias, [field.attname for field in concrete], row)
+    return sql, [field.get_db_prep_save(values[field.name], connection) for field in fields]
+
+
+def insert(instance) -> tuple[str, list]:
+    """The prepared ``INSERT`` of an unsaved model ``instance`` and its parameters, for
+    :func:`run` to send with others in one round trip.
+
+    Every concrete column is written (an auto-increment id is left to the database and not
+    read back, so the instance keeps ``pk`` None); values are prepared as ``Model.save``
+    prepares them (``pre_save``, then ``get_db_prep_save``).
+    """
+    model = type(instance)
+    sql, fields = _insert_of(model)
+    return sql, [
+        field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields
+    ]
+
+
+def update(instance, names: Sequence[str]) -> tuple[str, list]:
+    """The prepared ``UPDATE`` of ``names`` (field names) of a saved ``instance``, by its
+    primary key, and its parameters."""
+    model = type(instance)
+    sql, fields = _update_of(model, tuple(names))
+    values = [
+        field.get_db_prep_save(field.pre_save(instance, False), connection) for field in fields
+    ]
+    return sql, [*values, model._meta.pk.get_db_prep_save(instance.pk, connection)]
+
+
+@cache
+def _insert_of(model) -> tuple[str, list]:
+    meta = model._meta
+    fields = [f for f in meta.concrete_fields if not (f.primary_key and f.db_returning)]
+    names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    marks = ", ".join(["%s"] * len(fields))
+    table = connection.ops.quote_name(meta.db_table)
+    return f"INSERT INTO {table} ({names}) VALUES ({marks})", fields  # noqa: S608  (model names)
+
+
+@cache
+def _update_of(model, names: tuple[str, ...]) -> tuple[str, list]:
+    meta = model._meta
+    fields = [meta.get_field(name) for name in names]
+    sets = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in fields)
+    table, pk = connection.ops.quote_name(meta.db_table), connection.ops.quote_name(meta.pk.column)
+    return f"UPDATE {table} SET {sets} WHERE {pk} = %s", fields  # noqa: S608

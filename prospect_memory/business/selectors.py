@@ -87,26 +87,38 @@ def _statements() -> dict[str, str]:
            AND (e.expires_at IS NULL OR e.expires_at > now())
            AND e.confidence >= %(min_confidence)s AND e.flagged_at IS NULL"""
     in_category = "(%(category)s::text IS NULL OR e.category = %(category)s::text)"
+    live, merged = Entry.Status.LIVE.value, Entry.Status.MERGED.value
+    account_layer, member_layer = Layer.ACCOUNT.value, Layer.MEMBER.value
     return {
         # The member's own key wins over the account's (live or merged into another entry
         # of its layer by consolidation, when it answers for that entry, under the key asked).
+        # Each layer's branch names its layer and statuses as constants, so it matches that
+        # layer's unique index: PostgreSQL then keeps one generic plan for the statement
+        # instead of planning it anew on every call (0.25 ms, more than it takes to run).
+        # A read's count commits without waiting for the disk, as its usage row does.
         "recall": f"""
-    WITH found AS (
-        SELECT coalesce(e.alias_of_id, e.id) AS id,
-               CASE WHEN e.status = %(merged)s THEN e.key END AS alias_key
-          FROM {entry} e
-         WHERE e.account_id = %(account)s AND e.key = %(key)s
-           AND (e.status = %(merged)s
-                OR (e.status = %(live)s
-                    AND (e.expires_at IS NULL OR e.expires_at > now())))
-           AND ((%(shared)s AND e.layer = %(account_layer)s)
-                OR (e.layer = %(member_layer)s AND e.member_id = %(member)s))
-         ORDER BY e.layer = %(member_layer)s DESC, e.status = %(live)s DESC
+    WITH unflushed AS (SELECT set_config('synchronous_commit', 'off', true)),
+    found AS (
+        SELECT coalesce(c.alias_of_id, c.id) AS id,
+               CASE WHEN c.status = '{merged}' THEN c.key END AS alias_key
+          FROM (SELECT e.id, e.alias_of_id, e.status, e.key, e.expires_at, 0 AS theirs
+                  FROM {entry} e
+                 WHERE e.account_id = %(account)s AND e.layer = '{member_layer}'
+                   AND e.member_id = %(member)s AND e.key = %(key)s
+                   AND e.status IN ('{live}', '{merged}')
+                UNION ALL
+                SELECT e.id, e.alias_of_id, e.status, e.key, e.expires_at, 1
+                  FROM {entry} e
+                 WHERE %(shared)s AND e.account_id = %(account)s
+                   AND e.layer = '{account_layer}' AND e.key = %(key)s
+                   AND e.status IN ('{live}', '{merged}')) c
+         WHERE c.status = '{merged}' OR c.expires_at IS NULL OR c.expires_at > now()
+         ORDER BY c.theirs, c.status = '{live}' DESC
          LIMIT 1
     )
     UPDATE {entry} e
        SET {counted}
-      FROM found
+      FROM found, unflushed
      WHERE e.id = found.id AND {readable}
     RETURNING {returned}, found.alias_key
     """,  # noqa: S608  (names from the models, values are parameters)
@@ -184,8 +196,7 @@ def entry_recall(
     key = clean_key(key, problems)
     layer = read_layer(layer, problems)
     problems.raise_if_any()
-    params = {**_readable(actor, layer), "key": key, "merged": Entry.Status.MERGED}
-    rows = run_one(_statements()["recall"], params)
+    rows = run_one(_statements()["recall"], {**_readable(actor, layer), "key": key})
     if not rows:
         return Recall(found=False, history=[] if include_history else None)
     alias = rows[0][_AFTER_VIEW]

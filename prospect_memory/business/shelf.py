@@ -3,11 +3,17 @@ who wrote, history, events, and making room under the capacity."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cache
+
+from django.db import connection
+from django.db.models import Count, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from outreach import sql
 from outreach.access import Actor
-from outreach.sql import lock_row
+from outreach.sql import lock_row, lock_statement, run
 from prospect_memory.business.access import Place
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import (
@@ -18,23 +24,83 @@ from prospect_memory.business.models import (
     Entry,
     EntryEvent,
     EntryVersion,
+    Layer,
     Shelf,
 )
 from prospect_memory.business.records import Source
 from prospect_memory.business.rules import capacity, embedding_input
-from prospect_memory.business.visibility import retired, unexpired
+from prospect_memory.business.visibility import (
+    RETIRED,
+    RETIRED_SQL,
+    UNEXPIRED,
+    UNEXPIRED_SQL,
+    retired,
+    unexpired,
+)
 from prospect_memory.core import pipeline
 from prospect_memory.core.budget import Embedded
 
 
 def lock_shelf(place: Place) -> Shelf:
     """Lock (creating it on first use) the shelf of ``place``."""
-    return lock_row(
-        Shelf,
-        key={"account": place.account_id, "layer": place.layer, "member": place.member_id},
-        constraint="shelf_unique_layer",
-        defaults={"created_at": timezone.now()},
+    return lock_row(Shelf, **_shelf_of(place))
+
+
+def _shelf_of(place: Place) -> dict:
+    return {
+        "key": {"account": place.account_id, "layer": place.layer, "member": place.member_id},
+        "constraint": "shelf_unique_layer",
+        "defaults": {"created_at": timezone.now()},
+    }
+
+
+@dataclass(frozen=True)
+class Counts:
+    """A layer's live entries (unexpired) and the entries that left it (:data:`RETIRED`)."""
+
+    live: int
+    left: int
+
+
+def lock_key(place: Place, key: str) -> tuple[Entry | None, Counts]:
+    """Lock the shelf of ``place``, then ``key``'s row in it (live, possibly past its expiry,
+    or an alias; read without its vector), and count the layer: one round trip of prepared
+    statements, run in this order by the database."""
+    statements = _place_statements(place.layer)
+    params = {"account": place.account_id, "member": place.member_id, "key": key}
+    _, rows, counted = run(
+        lock_statement(Shelf, **_shelf_of(place)),
+        (statements["key"], params),
+        (statements["counts"], params),
     )
+    entry = Entry.from_db(connection.alias, _UNVECTORED, rows[0]) if rows else None
+    return entry, Counts(*counted[0])
+
+
+#: The entry columns a write reads back (all but the vector, which it replaces or keeps).
+_UNVECTORED = [f.attname for f in Entry._meta.concrete_fields if f.name != "embedding"]
+
+
+@cache
+def _place_statements(layer: str) -> dict[str, str]:
+    """The statements of one layer, its conditions as constants: each matches the layer's
+    own indexes, so PostgreSQL keeps one generic plan for it instead of planning each call."""
+    table = Entry._meta.db_table
+    owner = "e.member_id IS NULL" if layer == Layer.ACCOUNT else "e.member_id = %(member)s"
+    place = f"e.account_id = %(account)s AND e.layer = '{Layer(layer).value}' AND {owner}"
+    columns = ", ".join(f"e.{Entry._meta.get_field(name).column}" for name in _UNVECTORED)
+    live, merged = Entry.Status.LIVE.value, Entry.Status.MERGED.value
+    return {
+        # One row at most: a key is one live entry or one alias of its layer.
+        "key": f"""
+    SELECT {columns} FROM {table} e
+     WHERE {place} AND e.key = %(key)s AND e.status IN ('{live}', '{merged}')
+       FOR UPDATE OF e""",  # noqa: S608  (names from the models, values are parameters)
+        "counts": f"""
+    SELECT count(*) FILTER (WHERE e.status = '{live}' AND {UNEXPIRED_SQL}),
+           count(*) FILTER (WHERE {RETIRED_SQL})
+      FROM {table} e WHERE {place}""",  # noqa: S608  (names from the models)
+    }
 
 
 def in_place(place: Place):
@@ -48,9 +114,14 @@ def live_in(place: Place):
 
 
 def record_event(by: Actor | str, action: str, entry: Entry, version: int | None = None) -> None:
+    """Write :func:`event_on` ``entry``."""
+    event_on(by, action, entry, version).save(force_insert=True)
+
+
+def event_on(by: Actor | str, action: str, entry: Entry, version: int | None = None) -> EntryEvent:
     """An event on ``entry`` (at ``version``, its current one by default), by a person or an
-    agent, or by Kit itself (:data:`KIT`, ``CONSOLIDATION``)."""
-    EntryEvent.record(
+    agent, or by Kit itself (:data:`KIT`, ``CONSOLIDATION``), not yet written."""
+    return EntryEvent.build(
         by,
         account_id=entry.account_id,
         action=action,
@@ -90,9 +161,14 @@ def release_aliases(entries: list[Entry], now) -> list[Entry]:
 
 def keep_version(entry: Entry) -> None:
     """Snapshot the entry as it is before a change, and keep the newest versions only."""
+    run(*version_statements(entry))
+
+
+def version_statements(entry: Entry) -> list[tuple[str, list]]:
+    """:func:`keep_version`'s statements, to send with a write's others in one round trip."""
     version = EntryVersion(
         account_id=entry.account_id,
-        entry=entry,
+        entry_id=entry.pk,
         version=entry.version,
         category=entry.category,
         confidence=entry.confidence,
@@ -101,7 +177,7 @@ def keep_version(entry: Entry) -> None:
         source_step_id=entry.source_step_id,
         source_extracted_at=entry.source_extracted_at,
         strategy=entry.strategy,
-        written_by=entry.written_by,
+        written_by_id=entry.written_by_id,
         written_by_label=entry.written_by_label,
         oauth_application_id=entry.oauth_application_id,
         written_at=entry.updated_at,
@@ -110,26 +186,50 @@ def keep_version(entry: Entry) -> None:
     if entry.flagged_at is not None:
         version.integrity_json, version.flagged_at = entry.integrity_json, entry.flagged_at
     version.integrity_reviewed_at = entry.integrity_reviewed_at
-    version.save(force_insert=True)
     keep = business_settings.HISTORY_VERSIONS
-    stale = EntryVersion.objects.filter(entry=entry).order_by("-version")[keep:]
-    EntryVersion.objects.filter(pk__in=list(stale.values_list("pk", flat=True))).delete()
+    return [sql.insert(version), (_beyond_history(), [entry.pk, keep])]
 
 
-def make_room(actor: Actor, place: Place, now, *, keep_out: Entry | None = None) -> list[Entry]:
+@cache
+def _beyond_history() -> str:
+    table = EntryVersion._meta.db_table
+    return f"""
+    DELETE FROM {table} WHERE id IN (
+        SELECT id FROM {table} WHERE entry_id = %s ORDER BY version DESC OFFSET %s)"""  # noqa: S608
+
+
+def make_room(
+    actor: Actor,
+    place: Place,
+    now,
+    *,
+    keep_out: Entry | None = None,
+    counts: Counts | None = None,
+) -> list[Entry]:
     """Evict the lowest live entries so one more (``keep_out``, when it is already a row)
     fits the layer's capacity: lowest confidence first, then least recently used (never
     read: since it was stored), then oldest. Then keep at most the layer's capacity of
-    evicted and expired entries, the most recent to leave."""
-    live = unexpired(live_in(place))
+    evicted and expired entries, the most recent to leave.
+
+    ``counts`` are the layer's (from :func:`lock_key`, under the same lock, nothing changed
+    since), or one statement counts both; the rows themselves are read only when something
+    must go."""
     others = in_place(place)
     if keep_out is not None:
-        live, others = live.exclude(pk=keep_out.pk), others.exclude(pk=keep_out.pk)
+        others = others.exclude(pk=keep_out.pk)
+    if counts is None:
+        counts = Counts(
+            **others.aggregate(
+                live=Count("pk", filter=Q(status=Entry.Status.LIVE) & UNEXPIRED),
+                left=Count("pk", filter=RETIRED),
+            )
+        )
     limit = capacity(place.layer)
-    over = live.count() - limit + 1
+    over = counts.live - limit + 1
     victims: list[Entry] = []
     if over > 0:
         order = ("confidence", Coalesce("last_accessed_at", "created_at"), "created_at", "id")
+        live = others.filter(UNEXPIRED, status=Entry.Status.LIVE)
         chosen = list(live.order_by(*order).values_list("pk", flat=True)[:over])
         # Locked in id order, as searches lock, so the two never deadlock (the shelf lock
         # keeps other writers of the layer out meanwhile).
@@ -140,8 +240,9 @@ def make_room(actor: Actor, place: Place, now, *, keep_out: Entry | None = None)
             retire(victim, Entry.Status.EVICTED, now)
             record_event(actor, EntryEvent.Action.EVICT, victim)
         victims.sort(key=lambda e: chosen.index(e.pk))
-    left = retired(others).order_by(Coalesce("retired_at", "expires_at").desc(), "-id")
-    Entry.objects.filter(pk__in=list(left.values_list("pk", flat=True)[limit:])).delete()
+    if counts.left + len(victims) > limit:  # the victims have just left too
+        left = retired(others).order_by(Coalesce("retired_at", "expires_at").desc(), "-id")
+        Entry.objects.filter(pk__in=list(left.values_list("pk", flat=True)[limit:])).delete()
     return victims
 
 
@@ -209,12 +310,10 @@ def live_entry(place: Place, key: str) -> Entry:
     return entry
 
 
-def kept_for_alias(place: Place, key: str, now) -> Entry | None:
-    """The live entry ``key`` was merged into (locked), if it is an alias in ``place``. An
-    alias of an entry that expired meanwhile leaves with it, and the key is free again."""
-    alias = in_place(place).filter(status=Entry.Status.MERGED, key=key).only("alias_of_id").first()
-    if alias is None:
-        return None
+def kept_for_alias(place: Place, alias: Entry, now) -> Entry | None:
+    """The live entry ``alias`` (a key merged into another entry of ``place``) stands for,
+    locked. An alias of an entry that expired meanwhile leaves with it, and the key is free
+    again (None)."""
     kept = unexpired(live_in(place)).select_for_update().filter(pk=alias.alias_of_id).first()
     if kept is None:
         release_aliases([alias.alias_of], now)

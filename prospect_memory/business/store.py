@@ -12,8 +12,10 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from outreach import sql
 from outreach.access import Actor
 from outreach.errors import KitError
+from outreach.sql import run
 from outreach.validation import FieldProblems
 from prospect_memory.business import promotion
 from prospect_memory.business.access import WRITABLE_LAYERS, Place, require_layer_writer
@@ -48,17 +50,17 @@ from prospect_memory.business.rules import (
 from prospect_memory.business.shelf import (
     apply_source,
     embedding_text_of,
+    event_on,
     in_place,
-    keep_version,
     kept_for_alias,
     live_in,
-    lock_shelf,
+    lock_key,
     make_room,
     mark_written,
-    record_event,
     retire,
     set_value,
     version_mismatch,
+    version_statements,
 )
 from prospect_memory.business.visibility import is_expired, unexpired
 from prospect_memory.core import metering, pipeline
@@ -102,25 +104,28 @@ def entry_store(
 
     # Embed and check integrity before any lock, on the value this write will most likely
     # store (checked again under the lock only if the stored value turns out different).
-    before = _likely_target(place, key)
+    # An overwrite that names its category stores the same, whatever is there: no read.
+    overwrite = strategy == Strategy.OVERWRITE and category is not None
+    before = None if overwrite else _likely_target(place, key)
     guess = _predict(before, strategy, value, category)
     embedded = _embed(before.key if before else key, guess)
     checked = _checked(before.key if before else key, guess, source)
 
     with transaction.atomic():
-        lock_shelf(place)
         now = timezone.now()
-        current = live_in(place).select_for_update().filter(key=key).first()
+        current, counts = lock_key(place, key)
         alias = None
-        if current is None:
+        if current is not None and current.status == Entry.Status.MERGED:
             # A key merged into another entry writes that entry, as it reads it.
-            kept = kept_for_alias(place, key, now)
+            kept = kept_for_alias(place, current, now)
+            counts = None  # an alias of an expired entry has just left with it
             if kept is not None:
-                alias, key, current = key, kept.key, kept
+                alias, key = key, kept.key
+            current = kept
         if current is not None and is_expired(current):
             retire(current, Entry.Status.EXPIRED, now)
             promotion.schedule([current])
-            current = None
+            current, counts = None, None
         found = current.version if current else 0
         if expected is not None and expected != found:
             raise version_mismatch(key, layer, expected, found)
@@ -128,13 +133,15 @@ def entry_store(
             strategy, current.value if current else None, value, exists=current is not None
         )
         text = encode_value(stored)
-        scanned = checked[1] if checked and checked[0] == text else entry_flags(key, stored, source)
+        same = checked is not None and checked[:2] == (key, text)
+        scanned = checked[2] if same else entry_flags(key, stored, source)
         flags, new = written_flags(actor, current, key, stored, source, scanned)
         hold_flagged(actor, layer, key, new, version=found)
         was = embedding_text_of(current)
         evicted: list[Entry] = []
+        history: list[tuple[str, list]] = []  # an update keeps the version it replaces
         if current is None:
-            evicted = make_room(actor, place, now)
+            evicted = make_room(actor, place, now, counts=counts)
             entry = Entry(
                 account_id=place.account_id,
                 layer=layer,
@@ -149,7 +156,7 @@ def entry_store(
             )
         else:
             entry = current
-            keep_version(entry)
+            history = version_statements(entry)
             entry.version += 1
             entry.category = category or entry.category
             if confidence is not None:
@@ -165,13 +172,18 @@ def entry_store(
         elif new:
             entry.integrity_reviewed_at = None
         set_value(entry, text, embedding_input(key, entry.category, stored), was, embedded)
-        entry.save(force_insert=current is None)
-        record_event(actor, EntryEvent.Action.STORE, entry)
-        metering.usage_record(
+        usage = metering.usage_event(
             actor=actor,
             memory=UsageEvent.Memory.BUSINESS,
             kind=UsageEvent.Kind.STORE,
             subject=key if layer == Layer.ACCOUNT else "",  # a member's keys stay theirs
+        )
+        # The version it replaces, the entry, its event and the usage row in one round trip.
+        run(
+            *history,
+            sql.insert(entry) if current is None else sql.update(entry, _written(entry)),
+            sql.insert(event_on(actor, EntryEvent.Action.STORE, entry)),
+            sql.insert(usage),
         )
         if entry.embedding_status == pipeline.PENDING:
             pipeline.enqueue(ENTRIES, entry.pk)
@@ -189,15 +201,28 @@ def entry_store(
     )
 
 
+def _written(entry: Entry) -> list[str]:
+    """The fields an update of ``entry`` writes: every one it read (the vector only when
+    the write replaced it)."""
+    unread = entry.get_deferred_fields()
+    fields = Entry._meta.concrete_fields
+    return [f.name for f in fields if not f.primary_key and f.attname not in unread]
+
+
 def _likely_target(place: Place, key: str) -> Entry | None:
     """The live entry a write of ``key`` would change, read without a lock: the key's own,
     or the entry it was merged into."""
     # One row at most (a key is one live entry or one alias of its layer).
     statuses = [Entry.Status.LIVE, Entry.Status.MERGED]
-    found = unexpired(in_place(place).filter(key=key, status__in=statuses)).first()
+    rows = in_place(place).only(*_PREDICTED)
+    found = unexpired(rows.filter(key=key, status__in=statuses)).first()
     if found is not None and found.status == Entry.Status.MERGED:
-        return unexpired(live_in(place)).filter(pk=found.alias_of_id).first()
+        return unexpired(live_in(place).only(*_PREDICTED)).filter(pk=found.alias_of_id).first()
     return found
+
+
+#: What predicting a write reads of its target.
+_PREDICTED = ("account_id", "key", "category", "value_ciphertext", "status", "alias_of_id")
 
 
 def _predict(before: Entry | None, strategy: str, value: Any, category: str | None):
@@ -211,12 +236,12 @@ def _predict(before: Entry | None, strategy: str, value: Any, category: str | No
     return (category or (before.category if before else Category.FACT), stored)
 
 
-def _checked(key: str, guess, source: Source | None) -> tuple[str, list[Flag]] | None:
-    """The stored form of a predicted value and its integrity flags, or None."""
+def _checked(key: str, guess, source: Source | None) -> tuple[str, str, list[Flag]] | None:
+    """The key, stored form and integrity flags of a predicted write, or None."""
     if guess is None:
         return None
     try:
-        return encode_value(guess[1]), entry_flags(key, guess[1], source)
+        return key, encode_value(guess[1]), entry_flags(key, guess[1], source)
     except KitError:  # refused under the lock, where it counts
         return None
 

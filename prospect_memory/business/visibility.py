@@ -12,9 +12,24 @@ from django.utils import timezone
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import Entry
 
+#: Not past its expiry (by the database's clock).
+UNEXPIRED = Q(expires_at__isnull=True) | Q(expires_at__gt=Now())
+#: Left the memory: evicted, expired, or live past its expiry.
+RETIRED = Q(status__in=[Entry.Status.EVICTED, Entry.Status.EXPIRED]) | Q(
+    status=Entry.Status.LIVE, expires_at__lte=Now()
+)
+
+#: The same two in SQL, for hand-written statements over entries aliased ``e`` (``Now()``
+#: is the statement's time on PostgreSQL too).
+UNEXPIRED_SQL = "(e.expires_at IS NULL OR e.expires_at > statement_timestamp())"
+RETIRED_SQL = (
+    f"(e.status IN ('{Entry.Status.EVICTED.value}', '{Entry.Status.EXPIRED.value}') OR "
+    f"(e.status = '{Entry.Status.LIVE.value}' AND e.expires_at <= statement_timestamp()))"
+)
+
 
 def unexpired(rows: QuerySet) -> QuerySet:
-    return rows.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=Now()))
+    return rows.filter(UNEXPIRED)
 
 
 def expired_live(rows: QuerySet) -> QuerySet:
@@ -24,10 +39,7 @@ def expired_live(rows: QuerySet) -> QuerySet:
 
 def retired(rows: QuerySet) -> QuerySet:
     """Rows that left the memory: evicted, expired, or live past their expiry."""
-    return rows.filter(
-        Q(status__in=[Entry.Status.EVICTED, Entry.Status.EXPIRED])
-        | Q(status=Entry.Status.LIVE, expires_at__lte=Now())
-    )
+    return rows.filter(RETIRED)
 
 
 def restorable(rows: QuerySet) -> QuerySet:

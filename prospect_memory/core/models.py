@@ -123,12 +123,19 @@ class AccountEvent(models.Model):
         return {"oauth_application": by.oauth_application}
 
     @classmethod
-    def record(cls, by: Actor | str, *, account_id: int | None = None, **fields) -> AccountEvent:
-        """Write one event of this kind, done by ``by`` (see :meth:`attribution`) in the
-        actor's account, or in ``account_id`` (which Kit's own work must name)."""
+    def build(cls, by: Actor | str, *, account_id: int | None = None, **fields) -> AccountEvent:
+        """One event of this kind, done by ``by`` (see :meth:`attribution`) in the actor's
+        account, or in ``account_id`` (which Kit's own work must name), not yet written."""
         if account_id is None:
             account_id = by.account.pk
-        return cls.objects.create(account_id=account_id, **cls.attribution(by), **fields)
+        return cls(account_id=account_id, **cls.attribution(by), **fields)
+
+    @classmethod
+    def record(cls, by: Actor | str, *, account_id: int | None = None, **fields) -> AccountEvent:
+        """Write one event of this kind (see :meth:`build`)."""
+        event = cls.build(by, account_id=account_id, **fields)
+        event.save(force_insert=True)
+        return event
 
 
 class AttributedEvent(AccountEvent):
