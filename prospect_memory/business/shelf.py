@@ -214,6 +214,9 @@ def make_room(
     ``counts`` are the layer's (from :func:`lock_key`, under the same lock, nothing changed
     since), or one statement counts both; the rows themselves are read only when something
     must go."""
+    limit = capacity(place.layer)
+    if counts is not None and counts.live < limit and counts.left <= limit:
+        return []  # room for one more, and no more left entries than are kept
     others = in_place(place)
     if keep_out is not None:
         others = others.exclude(pk=keep_out.pk)
@@ -224,7 +227,6 @@ def make_room(
                 left=Count("pk", filter=RETIRED),
             )
         )
-    limit = capacity(place.layer)
     over = counts.live - limit + 1
     victims: list[Entry] = []
     if over > 0:

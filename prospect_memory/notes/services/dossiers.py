@@ -47,9 +47,36 @@ def new_note(
     embedded: Embedded,
     flags: list[Flag],
 ) -> Note:
-    """Insert an active note, with what the integrity check found in it (``flags``, found
-    by the caller before it took its locks; SPEC 15); its embedding is queued when the
+    """Insert an active note (see :func:`build_note`); its embedding is queued when the
     provider gave none in time."""
+    note = build_note(
+        actor,
+        dossier,
+        title=title,
+        body=body,
+        source_urls=source_urls,
+        observed_at=observed_at,
+        embedded=embedded,
+        flags=flags,
+    )
+    note.save(force_insert=True)
+    queue_embedding(note)
+    return note
+
+
+def build_note(
+    actor: Actor,
+    dossier: Dossier,
+    *,
+    title: str,
+    body: str,
+    source_urls: list[str],
+    observed_at: date,
+    embedded: Embedded,
+    flags: list[Flag],
+) -> Note:
+    """An active note, not yet written, with what the integrity check found in it
+    (``flags``, found by the caller before it took its locks; SPEC 15)."""
     note = Note(
         id=uuid.uuid4(),
         account=actor.account,
@@ -69,10 +96,13 @@ def new_note(
     note.set_flags(flags, now=note.created_at)
     if actor.oauth_application is None:
         note.integrity_reviewed_at = note.created_at  # a person's own text: their decision
-    note.save(force_insert=True)
-    if embedded.vector is None:
-        pipeline.enqueue(NOTES, note.id)
     return note
+
+
+def queue_embedding(note: Note) -> None:
+    """Embed a written note in the background if the provider gave no vector in time."""
+    if note.embedding is None:
+        pipeline.enqueue(NOTES, note.id)
 
 
 def written_note_view(note: Note, actor: Actor, domain: str) -> NoteView:

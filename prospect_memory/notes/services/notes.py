@@ -7,8 +7,9 @@ from datetime import UTC, date, datetime, time, timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from outreach import sql
 from outreach.access import Actor, require_module_admin
-from outreach.sql import take_slot
+from outreach.sql import run, take_slot
 from prospect_memory.core import metering
 from prospect_memory.core.budget import Embedded, embed_within_budget
 from prospect_memory.core.integrity import dumps as integrity_dumps
@@ -30,8 +31,9 @@ from prospect_memory.notes.rules import (
 )
 from prospect_memory.notes.selectors import active_notes, note_for_actor, note_view
 from prospect_memory.notes.services.dossiers import (
+    build_note,
     lock_dossier,
-    new_note,
+    queue_embedding,
     set_count,
     written_note_view,
 )
@@ -191,7 +193,7 @@ def note_save(
         if embedded.vector is None:
             overlap.skipped = count
             overlap.compared = 0
-        note = new_note(
+        note = build_note(
             actor,
             dossier,
             title=note_input.title,
@@ -201,9 +203,8 @@ def note_save(
             embedded=embedded,
             flags=flags,
         )
-        set_count(dossier, count + 1)
-        AuditEvent.record(actor, action=AuditEvent.Action.SAVE, domain=resolved, note_id=note.id)
-        metering.usage_record(
+        dossier.active_note_count = count + 1
+        usage = metering.usage_event(
             actor=actor,
             memory=UsageEvent.Memory.PROSPECT,
             kind=UsageEvent.Kind.SAVE,
@@ -211,6 +212,18 @@ def note_save(
             near_duplicate=bool(overlap.near_duplicates),
             shared_source=bool(overlap.shared_sources),
         )
+        # The note, the dossier's count, the audit event and the usage row in one round trip.
+        run(
+            sql.insert(note),
+            sql.update(dossier, ["active_note_count", "updated_at"]),
+            sql.insert(
+                AuditEvent.build(
+                    actor, action=AuditEvent.Action.SAVE, domain=resolved, note_id=note.id
+                )
+            ),
+            sql.insert(usage),
+        )
+        queue_embedding(note)
 
     return SaveResult(
         note=written_note_view(note, actor, resolved),
