@@ -5,7 +5,8 @@ At each measured scale (a probe account of 1,000 entries alone, then the same am
 
 - ``entry_store`` of new keys with the local embedding provider (embedding included);
 - ``entry_recall`` by key, and its floor: one prepared statement that finds the entry,
-  counts the access and returns the ciphertext, plus decryption and JSON decoding;
+  counts the access (committed without waiting for the disk, as recall's count is) and
+  returns the ciphertext, plus decryption and JSON decoding;
 - ``entries_list`` of 20;
 - ``entries_search`` over the probe account's 1,000 entries.
 """
@@ -28,9 +29,12 @@ QUERIES = [
     "what worked for subject lines in DACH",
 ]
 
+# The count commits without waiting for the disk, as recall's does.
 _FLOOR_RECALL = """
+WITH unflushed AS (SELECT set_config('synchronous_commit', 'off', true))
 UPDATE business_memory_entry
    SET access_count = access_count + 1, last_accessed_at = now()
+  FROM unflushed
  WHERE account_id = %(a)s AND layer = 'account' AND key = %(k)s AND status = 'live'
 RETURNING id::text, value_ciphertext
 """

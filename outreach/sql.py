@@ -73,6 +73,29 @@ def run_one(sql: str, params: Params) -> list[tuple]:
     return rows
 
 
+def with_generic_plan(statement: tuple[str, Params]) -> list[tuple[str, Params]]:
+    """``statement`` between two that make PostgreSQL run it with its generic plan, then
+    give back the setting as it was, for :func:`run` to send together inside a transaction.
+
+    PostgreSQL plans a prepared statement anew for each call while it guesses that plan
+    cheaper than its generic one, which it does for a count over one account that its
+    statistics think small: then planning costs more than counting. The settings are local
+    to the transaction, so they end with it whatever happens in between.
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("with_generic_plan needs a transaction (its settings are local)")
+    return [(_GENERIC_PLAN, ()), statement, (_PLAN_AS_BEFORE, ())]
+
+
+_GENERIC_PLAN = (
+    "SELECT set_config('kit.plan_cache_mode', current_setting('plan_cache_mode'), true), "
+    "set_config('plan_cache_mode', 'force_generic_plan', true)"
+)
+_PLAN_AS_BEFORE = (
+    "SELECT set_config('plan_cache_mode', current_setting('kit.plan_cache_mode'), true)"
+)
+
+
 def take_slot(model, *, key: Mapping[str, Any], counter: str, limit: int) -> int | None:
     """Add one to ``model``'s ``counter`` for the row at ``key``, unless it is at ``limit``.
 

@@ -221,6 +221,12 @@ class Entry(EmbeddedModel, FlaggedModel):
                 name="entry_embedding_backlog",
                 condition=~Q(embedding_status=EmbeddingStatus.READY),
             ),
+            # The few live entries with an expiry: what a write counts as already gone.
+            models.Index(
+                fields=["account", "layer", "member", "expires_at"],
+                name="entry_expiring",
+                condition=Q(status=EntryStatus.LIVE, expires_at__isnull=False),
+            ),
             models.Index(
                 fields=["account", "-flagged_at"],
                 name="entry_flagged",

@@ -86,9 +86,25 @@ def _statements() -> dict[str, str]:
            e.account_id = %(account)s AND e.status = %(live)s AND e.layer = %(account_layer)s
            AND (e.expires_at IS NULL OR e.expires_at > now())
            AND e.confidence >= %(min_confidence)s AND e.flagged_at IS NULL"""
-    in_category = "(%(category)s::text IS NULL OR e.category = %(category)s::text)"
     live, merged = Entry.Status.LIVE.value, Entry.Status.MERGED.value
     account_layer, member_layer = Layer.ACCOUNT.value, Layer.MEMBER.value
+    in_category = "(%(category)s::text IS NULL OR e.category = %(category)s::text)"
+    seen = "coalesce(e.last_accessed_at, e.created_at)"
+
+    def ranked(layer: str) -> str:
+        """One layer's live entries after the cursor, best first, a page at most."""
+        return f"""
+        SELECT e.id, e.confidence, {seen} AS seen
+          FROM {entry} e
+         WHERE e.account_id = %(account)s AND {layer} AND e.status = '{live}'
+           AND (e.expires_at IS NULL OR e.expires_at > now()) AND {in_category}
+           AND (%(c)s::int IS NULL OR e.confidence < %(c)s::int
+                OR (e.confidence = %(c)s::int
+                    AND ({seen} < %(t)s::timestamptz
+                         OR ({seen} = %(t)s::timestamptz AND e.id > %(i)s::uuid))))
+         ORDER BY e.confidence DESC, seen DESC, e.id
+         LIMIT %(limit)s"""  # noqa: S608  (names from the models, values are parameters)
+
     return {
         # The member's own key wins over the account's (live or merged into another entry
         # of its layer by consolidation, when it answers for that entry, under the key asked).
@@ -142,17 +158,19 @@ def _statements() -> dict[str, str]:
      WHERE e.id = locked.id AND {readable}
     RETURNING {returned}, locked.distance
     """,  # noqa: S608  (names from the models, values are parameters)
+        # A page: each layer's branch walks its rank index (confidence first) and stops
+        # after a page, sorting only ids and ranks; the whole rows are read for the page.
         "list": f"""
-    SELECT {returned}, coalesce(e.last_accessed_at, e.created_at) AS seen
-      FROM {entry} e
-     WHERE {readable} AND {in_category}
-       AND (%(c)s::int IS NULL OR e.confidence < %(c)s::int
-            OR (e.confidence = %(c)s::int
-                AND (coalesce(e.last_accessed_at, e.created_at) < %(t)s::timestamptz
-                     OR (coalesce(e.last_accessed_at, e.created_at) = %(t)s::timestamptz
-                         AND e.id > %(i)s::uuid))))
-     ORDER BY e.confidence DESC, seen DESC, e.id
-     LIMIT %(limit)s
+    WITH page AS (
+        ({ranked(f"%(shared)s AND e.layer = '{account_layer}' AND e.member_id IS NULL")})
+        UNION ALL
+        ({ranked(f"e.layer = '{member_layer}' AND e.member_id = %(member)s")})
+        ORDER BY confidence DESC, seen DESC, id
+        LIMIT %(limit)s
+    )
+    SELECT {returned}, page.seen
+      FROM page JOIN {entry} e ON e.id = page.id
+     ORDER BY page.confidence DESC, page.seen DESC, page.id
     """,  # noqa: S608  (names from the models, values are parameters)
         "not_compared": f"""
     SELECT count(*) FROM {entry} e

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from outreach import sql
 from outreach.access import Actor
-from outreach.sql import lock_row, lock_statement, run
+from outreach.sql import lock_row, lock_statement, run, with_generic_plan
 from prospect_memory.business.access import Place
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import (
@@ -31,9 +31,7 @@ from prospect_memory.business.records import Source
 from prospect_memory.business.rules import capacity, embedding_input
 from prospect_memory.business.visibility import (
     RETIRED,
-    RETIRED_SQL,
     UNEXPIRED,
-    UNEXPIRED_SQL,
     retired,
     unexpired,
 )
@@ -68,10 +66,10 @@ def lock_key(place: Place, key: str) -> tuple[Entry | None, Counts]:
     statements, run in this order by the database."""
     statements = _place_statements(place.layer)
     params = {"account": place.account_id, "member": place.member_id, "key": key}
-    _, rows, counted = run(
+    _, rows, _, counted, _ = run(
         lock_statement(Shelf, **_shelf_of(place)),
         (statements["key"], params),
-        (statements["counts"], params),
+        *with_generic_plan((statements["counts"], params)),
     )
     entry = Entry.from_db(connection.alias, _UNVECTORED, rows[0]) if rows else None
     return entry, Counts(*counted[0])
@@ -90,16 +88,24 @@ def _place_statements(layer: str) -> dict[str, str]:
     place = f"e.account_id = %(account)s AND e.layer = '{Layer(layer).value}' AND {owner}"
     columns = ", ".join(f"e.{Entry._meta.get_field(name).column}" for name in _UNVECTORED)
     live, merged = Entry.Status.LIVE.value, Entry.Status.MERGED.value
+    evicted, gone = Entry.Status.EVICTED.value, Entry.Status.EXPIRED.value
     return {
         # One row at most: a key is one live entry or one alias of its layer.
         "key": f"""
     SELECT {columns} FROM {table} e
      WHERE {place} AND e.key = %(key)s AND e.status IN ('{live}', '{merged}')
        FOR UPDATE OF e""",  # noqa: S608  (names from the models, values are parameters)
+        # ``make_room``'s two counts (visibility.UNEXPIRED and RETIRED, in SQL): live
+        # entries are counted from the key index, the few with an expiry from their own,
+        # so the plan does not depend on the layer's size and PostgreSQL keeps one.
         "counts": f"""
-    SELECT count(*) FILTER (WHERE e.status = '{live}' AND {UNEXPIRED_SQL}),
-           count(*) FILTER (WHERE {RETIRED_SQL})
-      FROM {table} e WHERE {place}""",  # noqa: S608  (names from the models)
+    WITH expired AS (
+        SELECT count(*) AS n FROM {table} e
+         WHERE {place} AND e.status = '{live}' AND e.expires_at <= statement_timestamp())
+    SELECT (SELECT count(*) FROM {table} e WHERE {place} AND e.status = '{live}') - expired.n,
+           (SELECT count(*) FROM {table} e
+             WHERE {place} AND e.status IN ('{evicted}', '{gone}')) + expired.n
+      FROM expired""",  # noqa: S608  (names from the models)
     }
 
 

@@ -19,14 +19,6 @@ RETIRED = Q(status__in=[Entry.Status.EVICTED, Entry.Status.EXPIRED]) | Q(
     status=Entry.Status.LIVE, expires_at__lte=Now()
 )
 
-#: The same two in SQL, for hand-written statements over entries aliased ``e`` (``Now()``
-#: is the statement's time on PostgreSQL too).
-UNEXPIRED_SQL = "(e.expires_at IS NULL OR e.expires_at > statement_timestamp())"
-RETIRED_SQL = (
-    f"(e.status IN ('{Entry.Status.EVICTED.value}', '{Entry.Status.EXPIRED.value}') OR "
-    f"(e.status = '{Entry.Status.LIVE.value}' AND e.expires_at <= statement_timestamp()))"
-)
-
 
 def unexpired(rows: QuerySet) -> QuerySet:
     return rows.filter(UNEXPIRED)

@@ -47,9 +47,11 @@ def embed_within_budget(text: str, *, query: bool = False) -> Embedded:
     budget = float(core_settings.EMBED_TIME_BUDGET_SECONDS)
     call = provider.embed_query if query else provider.embed_documents
     argument = text if query else [text]
-    future = _pool.submit(call, argument, timeout=budget)
     try:
-        result = future.result(timeout=budget)
+        if provider.immediate:  # nothing to wait for: a thread would cost more than the call
+            result = call(argument)
+        else:
+            result = _pool.submit(call, argument, timeout=budget).result(timeout=budget)
     except FutureTimeout:
         logger.warning("embedding provider %s exceeded the %.1fs budget", provider.model, budget)
         return Embedded(provider, None, f"the embedding provider did not answer within {budget:g}s")

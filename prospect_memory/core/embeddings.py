@@ -65,6 +65,9 @@ class EmbeddingProvider(ABC):
 
     #: Thresholds the model itself comes with (a local model's manifest), below any file.
     model_thresholds: dict[str, float] | None = None
+    #: Answers in process within microseconds, with nothing to wait for: a request calls it
+    #: directly instead of through the time budget's thread.
+    immediate: bool = False
 
     @property
     def thresholds(self) -> Thresholds:
@@ -129,6 +132,7 @@ class HashingProvider(EmbeddingProvider):
 
     model = "kit-local-hash-v1"
     dimensions = 384
+    immediate = True
 
     def _features(self, text: str) -> dict[int, float]:
         text = unicodedata.normalize("NFKC", text).casefold()

@@ -1,9 +1,10 @@
 """Hot-path statements: prepared once per connection, pipelined, errors like Django's."""
 
 import pytest
-from django.db import ProgrammingError, connection
+from django.db import ProgrammingError, connection, transaction
 
-from outreach.sql import run, run_one
+from outreach import sql
+from outreach.sql import run, run_one, with_generic_plan
 
 pytestmark = pytest.mark.django_db
 
@@ -68,3 +69,50 @@ def test_without_prepared_statements_the_same_statements_still_run():
     finally:
         connection.close()
         options["prepare_threshold"] = saved
+
+
+def _plans(fragment: str) -> tuple[int, int]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
+            "WHERE statement LIKE %s",
+            [f"%{fragment}%"],
+        )
+        return cursor.fetchone()
+
+
+def test_a_statement_run_with_its_generic_plan_gives_the_setting_back():
+    sql = "SELECT count(*) AS kit_generic_probe FROM outreach_account WHERE id = %(id)s"
+    with connection.cursor() as cursor:
+        cursor.execute("SET plan_cache_mode = force_custom_plan")
+    try:
+        with transaction.atomic():
+            for n in range(3):
+                _, (count,), after = run(*with_generic_plan((sql, {"id": n})))
+                assert count == (0,)
+                assert after == [("force_custom_plan",)]
+            assert _plans("kit_generic_probe") == (3, 0)
+            run_one(sql, {"id": 1})  # after it, the caller's setting again
+            assert _plans("kit_generic_probe") == (3, 1)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET plan_cache_mode")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_generic_plan_is_only_asked_for_inside_a_transaction():
+    with pytest.raises(RuntimeError, match="transaction"):
+        with_generic_plan(("SELECT 1", ()))
+
+
+def test_a_model_row_written_by_statement_reads_back_as_save_writes_it(account):
+    from prospect_memory.core.models import UsageEvent
+
+    event = UsageEvent(account=account, memory="business", kind="store", subject="icp")
+    run(sql.insert(event))
+    stored = UsageEvent.objects.get(account=account)
+    assert (stored.memory, stored.kind, stored.subject) == ("business", "store", "icp")
+    assert stored.created_at == event.created_at
+    stored.subject = "voice"
+    run(sql.update(stored, ["subject"]))
+    assert UsageEvent.objects.get(pk=stored.pk).subject == "voice"
