@@ -4,10 +4,11 @@ An ``account``-layer entry with a confidence of at least PROMOTE_MIN_CONFIDENCE 
 once the write that made it so commits; a later write below that, a delete (its
 ``Promotion`` row goes with it), an eviction or an expiry takes it out. It is
 fire-and-forget: the write only schedules it on commit, never waits for it and never fails
-because of it. With a broker the promotion is a task; without one (the default set-up) it
-runs right after the commit, and a failure is only logged. ``promotions_backfill`` (beat,
-every few minutes) repairs whatever a lost task or a stopped worker left behind, and
-``promotion_lag`` says how far behind the index is.
+because of it. With a broker the promotion is a task; without one (the default set-up) a
+store records its entry's promotion in its own transaction (one statement, :func:`in_write`)
+and the other writes promote right after the commit, where a failure is only logged.
+``promotions_backfill`` (beat, every few minutes) repairs whatever a lost task or a
+stopped worker left behind, and ``promotion_lag`` says how far behind the index is.
 
 Knowledge search reads only promoted entries that still qualify, so an entry that stops
 qualifying leaves the index at once, before its row here goes.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from functools import cache
 
 from celery import current_app
 from django.db import transaction
@@ -55,6 +57,32 @@ def qualifies(entry: Entry) -> bool:
         and entry.flagged_at is None
         and (entry.expires_at is None or entry.expires_at > timezone.now())
     )
+
+
+def in_write(entry: Entry) -> tuple[str, list] | None:
+    """Without a broker there is no background to promote in: a store records the
+    promotion of the entry it writes (or takes it out) with its own rows, in its own
+    transaction, as one statement, instead of after the commit on the caller's clock (a
+    few ms of queries). With a broker, None: the task does it after the commit."""
+    if not current_app.conf.task_always_eager:
+        return None
+    if qualifies(entry):
+        return _promote_statement(), [entry.pk, entry.account_id, entry.version, timezone.now()]
+    return _remove_statement(), [entry.pk]
+
+
+@cache
+def _promote_statement() -> str:
+    table = Promotion._meta.db_table
+    return f"""
+    INSERT INTO {table} (entry_id, account_id, version, promoted_at) VALUES (%s, %s, %s, %s)
+    ON CONFLICT (entry_id) DO UPDATE
+       SET version = excluded.version, promoted_at = excluded.promoted_at"""  # noqa: S608
+
+
+@cache
+def _remove_statement() -> str:
+    return f"DELETE FROM {Promotion._meta.db_table} WHERE entry_id = %s"  # noqa: S608
 
 
 def schedule(entries: Iterable[Entry]) -> None:

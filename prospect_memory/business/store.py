@@ -179,21 +179,23 @@ def entry_store(
             kind=UsageEvent.Kind.STORE,
             subject=key if layer == Layer.ACCOUNT else "",  # a member's keys stay theirs
         )
-        # The version it replaces, the entry, its event and the usage row in one round trip.
+        # An entry that qualified for the index neither before nor after this write has
+        # nothing to bring there. Search reads only promoted entries that still qualify, so
+        # a promotion a lost task left behind is never shown meanwhile.
+        changed = was_indexed or promotion.qualifies(entry)
+        indexed = promotion.in_write(entry) if changed else None
+        # The version it replaces, the entry, its event, the usage row (and, without a
+        # broker, its promotion) in one round trip.
         run(
             *history,
             sql.insert(entry) if current is None else sql.update(entry, _written(entry)),
             sql.insert(event_on(actor, EntryEvent.Action.STORE, entry)),
             sql.insert(usage),
+            *([indexed] if indexed else []),
         )
         if entry.embedding_status == pipeline.PENDING:
             pipeline.enqueue(ENTRIES, entry.pk)
-        # An entry that qualified for the index neither before nor after this write has
-        # nothing to bring there (no check after the commit, on the caller's clock without
-        # a broker: 0.3 ms of an update). Search reads only promoted entries that still
-        # qualify, so a promotion a lost task left behind is never shown meanwhile.
-        changed = was_indexed or promotion.qualifies(entry)
-        promotion.schedule([entry, *evicted] if changed else evicted)
+        promotion.schedule([entry, *evicted] if changed and not indexed else evicted)
     view = EntryView.of(entry)
     if alias is not None:
         view.alias_of, view.key = view.key, alias

@@ -102,3 +102,16 @@ def test_with_the_broker_unreachable_a_write_succeeds_and_the_backfill_promotes(
     assert promoted() == {}
     promotions_backfill()
     assert promoted() == {"rule:discounts": 1}
+
+
+def test_without_a_broker_a_store_promotes_in_its_own_transaction(admin_actor):
+    from django.db import transaction
+
+    with transaction.atomic():
+        store(admin_actor, "rule:fit", 90)
+        assert promoted() == {"rule:fit": 1}  # before the commit: nothing left for after it
+        store(admin_actor, "rule:fit", 40)
+        assert promoted() == {}
+        transaction.set_rollback(True)
+    assert promoted() == {}  # it went with the write
+    assert not Entry.objects.filter(key="rule:fit").exists()
