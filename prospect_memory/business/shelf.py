@@ -248,7 +248,7 @@ def make_room(
             retire(victim, Entry.Status.EVICTED, now)
             record_event(actor, EntryEvent.Action.EVICT, victim)
         victims.sort(key=lambda e: chosen.index(e.pk))
-    if counts.left + len(victims) > limit:  # the victims have just left too
+    if victims or counts.left > limit:  # the victims (and their aliases) have just left
         left = retired(others).order_by(Coalesce("retired_at", "expires_at").desc(), "-id")
         Entry.objects.filter(pk__in=list(left.values_list("pk", flat=True)[limit:])).delete()
     return victims

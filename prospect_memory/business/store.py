@@ -112,8 +112,8 @@ def entry_store(
     checked = _checked(before.key if before else key, guess, source)
 
     with transaction.atomic():
-        now = timezone.now()
         current, counts = lock_key(place, key)
+        now = timezone.now()  # once the layer is ours: what it writes is as of now
         alias = None
         if current is not None and current.status == Entry.Status.MERGED:
             # A key merged into another entry writes that entry, as it reads it.
@@ -194,7 +194,9 @@ def entry_store(
             *([indexed] if indexed else []),
         )
         if entry.embedding_status == pipeline.PENDING:
-            pipeline.enqueue(ENTRIES, entry.pk)
+            # The provider answered before the lock, for a text the write did not store
+            # (an alias, a concurrent merge): it can be asked again for this one.
+            pipeline.enqueue(ENTRIES, entry.pk, answered=embedded.vector is not None)
         promotion.schedule([entry, *evicted] if changed and not indexed else evicted)
     view = EntryView.of(entry)
     if alias is not None:

@@ -87,16 +87,29 @@ def targets() -> list[EmbeddingTarget]:
     return [_targets[label] for label in sorted(_targets)]
 
 
-def enqueue(target: EmbeddingTarget, pk: object) -> None:
+def enqueue(target: EmbeddingTarget, pk: object, *, answered: bool = False) -> None:
     """Embed row ``pk`` in the background once the current transaction commits.
 
     Without a broker (the default set-up) tasks would run inline and make the request wait
     on the provider that has just failed it; the row stays pending for the next backfill.
+    When the provider did answer the request (``answered``: for a text the write then did
+    not store), it is asked again right after the commit instead.
     """
     if current_app.conf.task_always_eager:
+        if answered:
+            transaction.on_commit(lambda: _embed_now(target, pk), robust=True)
+            return
         logger.info("no Celery broker: %s %s stays pending for the backfill", target.label, pk)
         return
     transaction.on_commit(lambda: _send(target, pk))
+
+
+def _embed_now(target: EmbeddingTarget, pk: object) -> None:
+    # After the commit and outside any lock; the write has succeeded whatever happens here.
+    try:
+        embed_one(target, pk)
+    except Exception:
+        logger.warning("could not embed %s %s; backfill will", target.label, pk)
 
 
 def _send(target: EmbeddingTarget, pk: object) -> None:

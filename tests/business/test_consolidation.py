@@ -126,6 +126,40 @@ def test_a_write_through_an_alias_is_embedded_with_the_write(admin_actor):
     assert (kept.embedding_status, kept.embedding is not None) == ("ready", True)
 
 
+def test_an_overwrite_naming_its_category_through_an_alias_is_embedded_after_the_commit(
+    admin_actor, django_capture_on_commit_callbacks
+):
+    # Such a write skips the read before the lock, so its vector was made of the alias's
+    # key: the provider answered, so the entry it stands for is embedded once it commits.
+    rule = {"rule": "Enterprise deals need a champion and a security review first"}
+    entry_store(actor=admin_actor, key="rule:enterprise", value=rule, confidence=90)
+    entry_store(actor=admin_actor, key="rule:enterprise_deals", value=rule, confidence=60)
+    consolidate(account=admin_actor.account, now=NOW)
+    changed = {"rule": "Enterprise deals need a champion, a security review and a pilot"}
+    with django_capture_on_commit_callbacks(execute=True):
+        entry_store(actor=admin_actor, key="rule:enterprise_deals", value=changed, category="fact")
+    kept = Entry.objects.get(key="rule:enterprise")
+    assert kept.value == changed
+    assert (kept.embedding_status, kept.embedding is not None) == ("ready", True)
+
+
+def test_evicting_an_entry_keeps_at_most_capacity_left_with_its_aliases(admin_actor, capacity):
+    from prospect_memory.business.visibility import retired
+
+    capacity(ACCOUNT_CAPACITY=2)
+    rule = {"rule": "Enterprise deals need a champion"}
+    entry_store(actor=admin_actor, key="a", value=rule, confidence=60)
+    entry_store(actor=admin_actor, key="b", value=rule, confidence=50)
+    consolidate(account=admin_actor.account, now=NOW)
+    assert Entry.objects.get(key="b").status == Entry.Status.MERGED
+    entry_store(actor=admin_actor, key="x", value=1, confidence=5)
+    Entry.objects.filter(key="x").update(expires_at=timezone.now() - timedelta(seconds=1))
+    entry_store(actor=admin_actor, key="c", value=2, confidence=80)
+    entry_store(actor=admin_actor, key="d", value=3, confidence=90)  # evicts a, and b with it
+    left = retired(Entry.objects.filter(account=admin_actor.account)).values_list("key", flat=True)
+    assert sorted(left) == ["a", "b"]  # the oldest to leave (x) went
+
+
 def test_an_alias_of_an_entry_that_expired_leaves_when_its_key_is_written(admin_actor):
     from prospect_memory.business.errors import NotFound
     from prospect_memory.business.restores import eviction_restore

@@ -274,3 +274,30 @@ def test_a_purge_and_a_restore_that_makes_room_never_deadlock(admin_actor, setti
     assert not [o for o in outcomes.values() if isinstance(o, Exception)], outcomes
     assert Entry.objects.get(pk=ids[-1]).status == "live"
     assert not Entry.objects.filter(pk__in=ids[:-1]).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_store_that_waited_for_the_layers_lock_is_stamped_after_the_wait(admin_actor):
+    from prospect_memory.business.access import Place
+    from prospect_memory.business.shelf import lock_shelf
+
+    locked, released = threading.Event(), {}
+
+    def hold():
+        try:
+            with transaction.atomic():
+                lock_shelf(Place.of(admin_actor, "account"))
+                locked.set()
+                time.sleep(0.5)
+                released["at"] = timezone.now()
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert locked.wait(10)
+    entry_store(actor=admin_actor, key="new", value=2, ttl_seconds=60)
+    holder.join(10)
+    new = Entry.objects.get(key="new")
+    assert new.created_at >= released["at"]
+    assert new.expires_at >= released["at"] + timedelta(seconds=60)  # a full minute to live
