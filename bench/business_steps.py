@@ -4,7 +4,7 @@
 Seeds the benchmark's probe account (1,000 entries) and a writer account into a throwaway
 embedded PostgreSQL with the local hashing provider, then times in process: ``entry_store``
 of new keys and of existing keys (overwrite), ``entry_recall`` in turn with its floor,
-``entries_list`` of 20, and ``note_save`` on fresh domains. Faster to rerun than
+``entries_list`` of 20, ``entries_search`` over the probe's 1,000, and ``note_save`` on fresh domains. Faster to rerun than
 ``scripts/bench`` (no 100k seeding) and the figures in docs/reliability.md's business
 memory steps come from it.
 
@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from bench import business_bench as bb  # noqa: E402
 from bench import memory_bench as mb  # noqa: E402
 
-PATHS = ("store", "update", "recall", "list", "save")
+PATHS = ("store", "update", "recall", "list", "search", "save")
 
 
 def main() -> None:
@@ -47,7 +47,7 @@ def main() -> None:
     args.provider = "hashing"
     mb.setup(args)
 
-    from prospect_memory.business.selectors import entries_list, entry_recall
+    from prospect_memory.business.selectors import entries_list, entries_search, entry_recall
     from prospect_memory.business.store import entry_store
     from prospect_memory.notes.services.notes import note_save
 
@@ -84,6 +84,9 @@ def main() -> None:
     def listing(i):
         assert len(entries_list(actor=probe, limit=20).entries) == 20
 
+    def search(i):
+        assert entries_search(actor=probe, query=bb.QUERIES[i % len(bb.QUERIES)], limit=20).results
+
     def save(i):
         made["saves"] += 1
         actor, domain = probes[i % len(probes)]
@@ -96,7 +99,14 @@ def main() -> None:
             observed_at=datetime.now(UTC).date().isoformat(),
         )
 
-    paths = {"store": store, "update": update, "recall": recall, "list": listing, "save": save}
+    paths = {
+        "store": store,
+        "update": update,
+        "recall": recall,
+        "list": listing,
+        "search": search,
+        "save": save,
+    }
     for fn in (*paths.values(), floor):
         mb.measure(fn, 20)  # warm caches, connections and prepared statements
     if args.profile:
@@ -106,7 +116,7 @@ def main() -> None:
         return
     rec, flo = mb.measure_together((recall, floor), args.iterations)
     times = {"recall": rec, "floor": flo}
-    for name in ("list", "store", "update", "save"):
+    for name in ("list", "search", "store", "update", "save"):
         times[name] = mb.measure(paths[name], args.iterations)
     print(
         " | ".join(

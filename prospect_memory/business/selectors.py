@@ -78,7 +78,9 @@ def _statements() -> dict[str, str]:
            (SELECT name FROM {application} WHERE id = e.oauth_application_id), e.written_at,
            e.integrity_ciphertext"""  # noqa: S608
     compared = "e.embedding_status = %(ready)s AND e.embedding_model = %(model)s"
-    # A read is a use: it also resets the idle time consolidation demotes by.
+    # A read is a use: it also resets the idle time consolidation demotes by. Its count
+    # commits without waiting for the disk, as a read's usage row does (README, Decisions).
+    unflushed = "unflushed AS (SELECT set_config('synchronous_commit', 'off', true))"
     counted = """access_count = e.access_count + 1, last_accessed_at = statement_timestamp(),
            used_at = statement_timestamp(), idle_periods_charged = 0"""
     promotion = Promotion._meta.db_table
@@ -111,9 +113,8 @@ def _statements() -> dict[str, str]:
         # Each layer's branch names its layer and statuses as constants, so it matches that
         # layer's unique index: PostgreSQL then keeps one generic plan for the statement
         # instead of planning it anew on every call (0.25 ms, more than it takes to run).
-        # A read's count commits without waiting for the disk, as its usage row does.
         "recall": f"""
-    WITH unflushed AS (SELECT set_config('synchronous_commit', 'off', true)),
+    WITH {unflushed},
     found AS (
         SELECT coalesce(c.alias_of_id, c.id) AS id,
                CASE WHEN c.status = '{merged}' THEN c.key END AS alias_key
@@ -139,7 +140,7 @@ def _statements() -> dict[str, str]:
     RETURNING {returned}, found.alias_key
     """,  # noqa: S608  (names from the models, values are parameters)
         "search": f"""
-    WITH ranked AS (
+    WITH {unflushed}, ranked AS (
         SELECT e.id, e.embedding <=> %(vector)s::vector AS distance
           FROM {entry} e
          WHERE {readable} AND {in_category} AND {compared}
@@ -154,7 +155,7 @@ def _statements() -> dict[str, str]:
     )
     UPDATE {entry} e
        SET {counted}
-      FROM locked
+      FROM locked, unflushed
      WHERE e.id = locked.id AND {readable}
     RETURNING {returned}, locked.distance
     """,  # noqa: S608  (names from the models, values are parameters)
