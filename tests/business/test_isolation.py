@@ -228,3 +228,28 @@ def test_a_members_key_is_answered_like_a_made_up_one(world, who):
         assert real.content.decode().replace("member-secret-key", "K") == (
             fake.content.decode().replace("made-up-key", "K")
         ), path
+
+
+def test_a_layers_capacity_counts_and_evicts_only_its_own_entries(
+    admin_actor, member_actor, rival_actor, account, capacity
+):
+    """The store's counts and its eviction reach only the layer written: not another
+    account's layer, not the account's shared layer for a member, not another member's."""
+    from outreach.access import Actor
+
+    capacity(ACCOUNT_CAPACITY=2, MEMBER_CAPACITY=2)
+    colleague = Actor.for_member(factories.member(account, "colleague@example.com"))
+    for n in range(2):
+        entry_store(actor=rival_actor, key=f"rival:{n}", value=n, confidence=1)
+        entry_store(actor=admin_actor, key=f"shared:{n}", value=n, confidence=50)
+        entry_store(actor=colleague, key=f"theirs:{n}", value=n, confidence=1, layer="member")
+    for n in range(2):  # a full shared layer and a colleague's full own layer beside it
+        assert not entry_store(
+            actor=member_actor, key=f"mine:{n}", value=n, confidence=90, layer="member"
+        ).evicted
+    evicted = entry_store(actor=admin_actor, key="shared:2", value=2, confidence=90).evicted
+    assert [e["key"] for e in evicted] == ["shared:0"]
+    live = Entry.objects.filter(status=Entry.Status.LIVE)
+    assert live.filter(key__startswith="rival:").count() == 2
+    assert live.filter(key__startswith="theirs:").count() == 2
+    assert live.filter(key__startswith="mine:").count() == 2
