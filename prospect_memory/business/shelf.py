@@ -60,10 +60,10 @@ class Counts:
     left: int
 
 
-def lock_key(place: Place, key: str) -> tuple[Entry | None, Counts]:
+def lock_key(place: Place, key: str) -> tuple[Entry | None, Counts | None]:
     """Lock the shelf of ``place``, then ``key``'s row in it (live, possibly past its expiry,
-    or an alias; read without its vector), and count the layer: one round trip of prepared
-    statements, run in this order by the database."""
+    or an alias; read without its vector), and count the layer when there is no such row:
+    one round trip of prepared statements, run in this order by the database."""
     statements = _place_statements(place.layer)
     params = {"account": place.account_id, "member": place.member_id, "key": key}
     _, rows, _, counted, _ = run(
@@ -72,7 +72,7 @@ def lock_key(place: Place, key: str) -> tuple[Entry | None, Counts]:
         *with_generic_plan((statements["counts"], params)),
     )
     entry = Entry.from_db(connection.alias, _UNVECTORED, rows[0]) if rows else None
-    return entry, Counts(*counted[0])
+    return entry, Counts(*counted[0]) if counted else None
 
 
 #: The entry columns a write reads back (all but the vector, which it replaces or keeps).
@@ -95,17 +95,22 @@ def _place_statements(layer: str) -> dict[str, str]:
     SELECT {columns} FROM {table} e
      WHERE {place} AND e.key = %(key)s AND e.status IN ('{live}', '{merged}')
        FOR UPDATE OF e""",  # noqa: S608  (names from the models, values are parameters)
-        # ``make_room``'s two counts (visibility.UNEXPIRED and RETIRED, in SQL): live
-        # entries are counted from the key index, the few with an expiry from their own,
-        # so the plan does not depend on the layer's size and PostgreSQL keeps one.
+        # ``make_room``'s two counts (visibility.UNEXPIRED and RETIRED, in SQL), for a new
+        # key only (no row when the key is taken: an update adds no entry): live entries
+        # are counted from the key index, the few with an expiry from their own, so the
+        # plan does not depend on the layer's size and PostgreSQL keeps one.
         "counts": f"""
-    WITH expired AS (
+    WITH taken AS (
+        SELECT EXISTS (SELECT FROM {table} e WHERE {place} AND e.key = %(key)s
+                          AND e.status IN ('{live}', '{merged}')) AS yes),
+    expired AS (
         SELECT count(*) AS n FROM {table} e
-         WHERE {place} AND e.status = '{live}' AND e.expires_at <= statement_timestamp())
+         WHERE NOT (SELECT yes FROM taken) AND {place} AND e.status = '{live}'
+           AND e.expires_at <= statement_timestamp())
     SELECT (SELECT count(*) FROM {table} e WHERE {place} AND e.status = '{live}') - expired.n,
            (SELECT count(*) FROM {table} e
              WHERE {place} AND e.status IN ('{evicted}', '{gone}')) + expired.n
-      FROM expired""",  # noqa: S608  (names from the models)
+      FROM expired WHERE NOT (SELECT yes FROM taken)""",  # noqa: S608  (names from the models)
     }
 
 
