@@ -96,9 +96,8 @@ def _place_statements(layer: str) -> dict[str, str]:
      WHERE {place} AND e.key = %(key)s AND e.status IN ('{live}', '{merged}')
        FOR UPDATE OF e""",  # noqa: S608  (names from the models, values are parameters)
         # ``make_room``'s two counts (visibility.UNEXPIRED and RETIRED, in SQL), for a new
-        # key only (no row when the key is taken: an update adds no entry): live entries
-        # are counted from the key index, the few with an expiry from their own, so the
-        # plan does not depend on the layer's size and PostgreSQL keeps one.
+        # key only (no row when the key is taken: an update adds no entry). The few live
+        # entries with an expiry come from their own index (``entry_expiring``).
         "counts": f"""
     WITH taken AS (
         SELECT EXISTS (SELECT FROM {table} e WHERE {place} AND e.key = %(key)s
