@@ -36,29 +36,10 @@ def set_count(dossier: Dossier, count: int) -> None:
     dossier.save(update_fields=["active_note_count", "updated_at"])
 
 
-def new_note(
-    actor: Actor,
-    dossier: Dossier,
-    *,
-    title: str,
-    body: str,
-    source_urls: list[str],
-    observed_at: date,
-    embedded: Embedded,
-    flags: list[Flag],
-) -> Note:
-    """Insert an active note (see :func:`build_note`); its embedding is queued when the
-    provider gave none in time."""
-    note = build_note(
-        actor,
-        dossier,
-        title=title,
-        body=body,
-        source_urls=source_urls,
-        observed_at=observed_at,
-        embedded=embedded,
-        flags=flags,
-    )
+def new_note(actor: Actor, dossier: Dossier, **fields) -> Note:
+    """Insert an active note (``fields`` as :func:`build_note` takes them); its embedding is
+    queued when the provider gave none in time."""
+    note = build_note(actor, dossier, **fields)
     note.save(force_insert=True)
     queue_embedding(note)
     return note
