@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from celery import current_app
 from django.db import models, transaction
 
+from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.embeddings import (
     PermanentEmbeddingError,
     RetryableEmbeddingError,
@@ -105,11 +106,14 @@ def enqueue(target: EmbeddingTarget, pk: object, *, answered: bool = False) -> N
 
 
 def _embed_now(target: EmbeddingTarget, pk: object) -> None:
-    # After the commit and outside any lock; the write has succeeded whatever happens here.
-    try:
-        embed_one(target, pk)
-    except Exception:
-        logger.warning("could not embed %s %s; backfill will", target.label, pk)
+    # After the commit and outside any lock, within the request's time budget; the write
+    # has succeeded whatever happens here (a row without a vector waits for the backfill).
+    row = target.model._default_manager.filter(pk=pk).first()
+    if row is None or row.embedding_status == READY:
+        return
+    embedded = embed_within_budget(target.text(row))
+    if embedded.vector is not None:
+        _store(target, row, embedded.vector, embedded.model)
 
 
 def _send(target: EmbeddingTarget, pk: object) -> None:
