@@ -63,7 +63,7 @@ from prospect_memory.business.shelf import (
     version_statements,
 )
 from prospect_memory.business.visibility import is_expired, unexpired
-from prospect_memory.core import metering, pipeline
+from prospect_memory.core import pipeline
 from prospect_memory.core.budget import Embedded, embed_within_budget
 from prospect_memory.core.integrity import Flag
 from prospect_memory.core.models import UsageEvent
@@ -173,8 +173,8 @@ def entry_store(
         elif new:
             entry.integrity_reviewed_at = None
         set_value(entry, text, embedding_input(key, entry.category, stored), was, embedded)
-        usage = metering.usage_event(
-            actor=actor,
+        usage = UsageEvent.build(
+            actor,
             memory=UsageEvent.Memory.BUSINESS,
             kind=UsageEvent.Kind.STORE,
             subject=key if layer == Layer.ACCOUNT else "",  # a member's keys stay theirs

@@ -41,7 +41,7 @@ def _unflushed_insert() -> str:
     )
 
 
-def usage_event(
+def usage_record(
     *,
     actor: Actor,
     memory: str,
@@ -50,27 +50,24 @@ def usage_event(
     from_memory: bool = False,
     near_duplicate: bool = False,
     shared_source: bool = False,
-) -> UsageEvent:
-    """One use of ``memory`` by ``kind`` of operation about ``subject`` (a domain, a key), for
-    ``actor``'s account, not yet written (a write sends it with its own rows). The three
-    flags are prospect memory's save and recall outcomes."""
-    return UsageEvent.build(
-        actor,
-        memory=memory,
-        kind=kind,
-        subject=subject,
-        from_memory=from_memory,
-        near_duplicate=near_duplicate,
-        shared_source=shared_source,
-    )
-
-
-def usage_record(*, actor: Actor, flush: bool = True, **fields) -> None:
-    """Count one use (see :func:`usage_event` for the fields). ``flush=False`` (reads)
-    commits without waiting for the disk."""
-    event = usage_event(actor=actor, **fields)
+    flush: bool = True,
+) -> None:
+    """Count one use of ``memory`` by ``kind`` of operation about ``subject`` (a domain, a
+    key), for ``actor``'s account. The three flags are prospect memory's save and recall
+    outcomes. ``flush=False`` (reads) commits without waiting for the disk.
+    """
+    values = {
+        "memory": memory,
+        "kind": kind,
+        "subject": subject,
+        "from_memory": from_memory,
+        "near_duplicate": near_duplicate,
+        "shared_source": shared_source,
+    }
     if flush:
-        event.save(force_insert=True)
+        UsageEvent.record(actor, **values)
         return
-    columns = {name: getattr(event, UsageEvent._meta.get_field(name).attname) for name in _COLUMNS}
-    run((_unflushed_insert(), columns))
+    # The same attribution as ``record`` writes, as ids for the statement.
+    who = {"account": actor.account, **UsageEvent.attribution(actor)}
+    ids = {column: getattr(row, "pk", None) for column, row in who.items()}
+    run((_unflushed_insert(), {**values, **ids}))

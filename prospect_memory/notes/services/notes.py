@@ -204,8 +204,8 @@ def note_save(
             flags=flags,
         )
         dossier.active_note_count = count + 1
-        usage = metering.usage_event(
-            actor=actor,
+        usage = UsageEvent.build(
+            actor,
             memory=UsageEvent.Memory.PROSPECT,
             kind=UsageEvent.Kind.SAVE,
             subject=resolved,
