@@ -81,6 +81,12 @@ class Shelf(models.Model):
 
     The lock anchor of its writes: every store, delete and restore in the layer locks this
     row first, so the capacity count and the key's existence are seen in one order.
+
+    It also counts the layer's entries by status, kept exact by the database itself
+    (triggers on the entries table, migration 0009, whatever path writes them: a store, a
+    cascade, a bulk import), so a store of a new key that has room needs no count of the
+    layer. None until counted: a shelf made while its layer already had entries (an
+    import) is counted, and the counts written back, by the next store of a new key.
     """
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
@@ -89,6 +95,12 @@ class Shelf(models.Model):
         Member, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
     created_at = models.DateTimeField(default=timezone.now)
+    #: Entries whose status is live (an expired one among them until it is marked so).
+    live_entries = models.IntegerField(null=True, editable=False)
+    #: Entries that left the layer (evicted or expired), kept for RETIRED_KEEP_DAYS.
+    left_entries = models.IntegerField(null=True, editable=False)
+    #: Live entries with an expiry: any of them may have expired since it was counted.
+    expiring_entries = models.IntegerField(null=True, editable=False)
 
     class Meta:
         constraints = [

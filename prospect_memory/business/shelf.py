@@ -62,10 +62,16 @@ class Counts:
 
 def lock_key(place: Place, key: str) -> tuple[Entry | None, Counts | None]:
     """Lock the shelf of ``place``, then ``key``'s row in it (live, possibly past its expiry,
-    or an alias; read without its vector), and count the layer when there is no such row:
-    one round trip of prepared statements, run in this order by the database."""
+    or an alias; read without its vector), and the layer's counts when there is no such row
+    (the shelf's own unless entries with an expiry leave them unsure, else counted): one
+    round trip of prepared statements, run in this order by the database."""
     statements = _place_statements(place.layer)
-    params = {"account": place.account_id, "member": place.member_id, "key": key}
+    params = {
+        "account": place.account_id,
+        "member": place.member_id,
+        "key": key,
+        "limit": capacity(place.layer),
+    }
     _, rows, _, counted, _ = run(
         lock_statement(Shelf, **_shelf_of(place)),
         (statements["key"], params),
@@ -84,8 +90,16 @@ def _place_statements(layer: str) -> dict[str, str]:
     """The statements of one layer, its conditions as constants: each matches the layer's
     own indexes, so PostgreSQL keeps one generic plan for it instead of planning each call."""
     table = Entry._meta.db_table
-    owner = "e.member_id IS NULL" if layer == Layer.ACCOUNT else "e.member_id = %(member)s"
-    place = f"e.account_id = %(account)s AND e.layer = '{Layer(layer).value}' AND {owner}"
+    shelf = Shelf._meta.db_table
+
+    def of(alias: str) -> str:  # the layer's rows of a table
+        owner = "IS NULL" if layer == Layer.ACCOUNT else "= %(member)s"
+        return (
+            f"{alias}.account_id = %(account)s AND {alias}.layer = '{Layer(layer).value}' "
+            f"AND {alias}.member_id {owner}"
+        )
+
+    place, shelf_place = of("e"), of("s")
     columns = ", ".join(f"e.{Entry._meta.get_field(name).column}" for name in _UNVECTORED)
     live, merged = Entry.Status.LIVE.value, Entry.Status.MERGED.value
     evicted, gone = Entry.Status.EVICTED.value, Entry.Status.EXPIRED.value
@@ -95,21 +109,41 @@ def _place_statements(layer: str) -> dict[str, str]:
     SELECT {columns} FROM {table} e
      WHERE {place} AND e.key = %(key)s AND e.status IN ('{live}', '{merged}')
        FOR UPDATE OF e""",  # noqa: S608  (names from the models, values are parameters)
-        # ``make_room``'s two counts (visibility.UNEXPIRED and RETIRED, in SQL), for a new
-        # key only (no row when the key is taken: an update adds no entry). The few live
-        # entries with an expiry come from their own index (``entry_expiring``).
+        # ``make_room``'s two counts, for a new key only (no row when the key is taken: an
+        # update adds no entry). The shelf's own counts (kept by the database, see
+        # ``Shelf``) are the counts while no live entry has an expiry, and stand for them
+        # while they leave room for one more even if every such entry had expired. Else
+        # (and when the shelf has none yet) the layer is counted, as visibility.UNEXPIRED
+        # and RETIRED say, and the shelf's counts are written back. The few live entries
+        # with an expiry come from their own index (``entry_expiring``).
         "counts": f"""
-    WITH taken AS (
+    WITH shelf AS (
+        SELECT s.live_entries AS live, s.left_entries AS gone, s.expiring_entries AS expiring
+          FROM {shelf} s WHERE {shelf_place}),
+    taken AS (
         SELECT EXISTS (SELECT FROM {table} e WHERE {place} AND e.key = %(key)s
                           AND e.status IN ('{live}', '{merged}')) AS yes),
-    expired AS (
-        SELECT count(*) AS n FROM {table} e
-         WHERE NOT (SELECT yes FROM taken) AND {place} AND e.status = '{live}'
-           AND e.expires_at <= statement_timestamp())
-    SELECT (SELECT count(*) FROM {table} e WHERE {place} AND e.status = '{live}') - expired.n,
-           (SELECT count(*) FROM {table} e
-             WHERE {place} AND e.status IN ('{evicted}', '{gone}')) + expired.n
-      FROM expired WHERE NOT (SELECT yes FROM taken)""",  # noqa: S608  (names from the models)
+    counting AS (
+        SELECT NOT (SELECT yes FROM taken) AND NOT coalesce((
+            SELECT expiring = 0 OR (live < %(limit)s AND gone + expiring <= %(limit)s)
+              FROM shelf), false) AS yes),
+    counted AS (
+        SELECT (SELECT count(*) FROM {table} e WHERE {place} AND e.status = '{live}') AS live,
+               (SELECT count(*) FROM {table} e
+                 WHERE {place} AND e.status IN ('{evicted}', '{gone}')) AS gone,
+               (SELECT count(*) FROM {table} e WHERE {place} AND e.status = '{live}'
+                   AND e.expires_at IS NOT NULL) AS expiring,
+               (SELECT count(*) FROM {table} e WHERE {place} AND e.status = '{live}'
+                   AND e.expires_at <= statement_timestamp()) AS expired
+         WHERE (SELECT yes FROM counting)),
+    written AS (
+        UPDATE {shelf} s SET live_entries = c.live, left_entries = c.gone,
+               expiring_entries = c.expiring
+          FROM counted c WHERE {shelf_place})
+    SELECT live - expired, gone + expired FROM counted
+     UNION ALL
+    SELECT live, gone + expiring FROM shelf
+     WHERE NOT (SELECT yes FROM taken) AND NOT (SELECT yes FROM counting)""",  # noqa: S608
     }
 
 

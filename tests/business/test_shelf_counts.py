@@ -1,0 +1,207 @@
+"""A shelf's counts of its layer (kept by the database) agree with a count of the layer's
+entries after every kind of change, in every layer of every account, and a store trusts
+them only while they leave room."""
+
+import contextlib
+import importlib
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from prospect_memory.business.consolidation import consolidate, retired_purge
+from prospect_memory.business.errors import NotFound
+from prospect_memory.business.models import Entry, Shelf
+from prospect_memory.business.restores import entry_delete, eviction_restore, merge_undo
+from prospect_memory.business.store import entry_store
+from prospect_memory.lifecycle.erase import erase_account
+from tests.business.test_races import fill, together
+
+pytestmark = pytest.mark.django_db
+
+MIGRATION = importlib.import_module("prospect_memory.business.migrations.0009_shelf_counts")
+RULE = {"rule": "Enterprise deals need a champion and a security review first"}
+
+
+def counts_of(shelf: Shelf) -> tuple:
+    return (shelf.live_entries, shelf.left_entries, shelf.expiring_entries)
+
+
+def recount(shelf: Shelf) -> tuple:
+    rows = Entry.objects.filter(account=shelf.account_id, layer=shelf.layer, member=shelf.member_id)
+    counted = rows.aggregate(
+        live=Count("pk", filter=Q(status="live")),
+        left=Count("pk", filter=Q(status__in=["evicted", "expired"])),
+        expiring=Count("pk", filter=Q(status="live", expires_at__isnull=False)),
+    )
+    return (counted["live"], counted["left"], counted["expiring"])
+
+
+def every_shelf() -> dict:
+    """Each shelf's counts beside its recount, by layer (only counted shelves)."""
+    return {
+        (s.account_id, s.layer, s.member_id): (counts_of(s), recount(s))
+        for s in Shelf.objects.exclude(live_entries=None)
+    }
+
+
+def assert_counted() -> None:
+    shelves = every_shelf()
+    assert shelves, "no shelf was counted"
+    wrong = {place: pair for place, pair in shelves.items() if pair[0] != pair[1]}
+    assert not wrong, wrong
+
+
+def store(actor, key, value=1, **options):
+    return entry_store(actor=actor, key=key, value=value, **options)
+
+
+def test_every_kind_of_change_keeps_the_counts(
+    admin_actor, member_actor, rival_actor, capacity, monkeypatch
+):
+    capacity(ACCOUNT_CAPACITY=3, MEMBER_CAPACITY=3)
+    for actor in (admin_actor, rival_actor):
+        store(actor, "first", confidence=10)
+    for actor in (admin_actor, member_actor, rival_actor):
+        store(actor, "own", layer="member")
+    assert_counted()
+    store(admin_actor, "signal", ttl_seconds=60, confidence=20)  # one with an expiry
+    store(admin_actor, "signal", value=2, ttl_seconds=None)  # and then without
+    store(admin_actor, "weekly", ttl_seconds=60, confidence=30)
+    assert counts_of(Shelf.objects.get(account=admin_actor.account, layer="account")) == (3, 0, 1)
+    store(admin_actor, "fourth", confidence=90)  # evicts "first"
+    store(admin_actor, "fifth", confidence=90)  # evicts "signal"
+    assert_counted()
+    Entry.objects.filter(key="weekly").update(expires_at=timezone.now() - timedelta(seconds=1))
+    store(admin_actor, "weekly", value=3)  # the expired one is marked so, a new one made
+    assert_counted()
+    evicted = Entry.objects.get(account=admin_actor.account, key="first")
+    entry_delete(actor=admin_actor, key="weekly")
+    eviction_restore(actor=admin_actor, entry_id=evicted.pk)
+    assert_counted()
+    store(admin_actor, "fifth_rule", value=RULE, confidence=90)
+    store(admin_actor, "fifth_rules", value=RULE, confidence=50)
+    consolidate(account=admin_actor.account)  # one merges into the other: an alias
+    assert Entry.objects.filter(status="merged").count() == 1
+    assert_counted()
+    merge_undo(actor=admin_actor, key="fifth_rules")
+    assert_counted()
+    later = timezone.now() + timedelta(days=31)
+    Entry.objects.exclude(retired_at=None).update(retired_at=timezone.now() - timedelta(days=31))
+    assert retired_purge(now=later) > 0
+    assert_counted()
+    fill(admin_actor, 5)  # straight into the table, in one statement
+    Entry.objects.filter(key__startswith="filler_").delete()
+    assert_counted()
+    erase_account(rival_actor.account, by="test")
+    assert_counted()
+    assert not Shelf.objects.filter(account=rival_actor.account).exists()
+    member_actor.member.delete()  # their own layer goes with their seat
+    assert_counted()
+    assert not Shelf.objects.filter(layer="member", member=member_actor.member.pk).exists()
+
+
+def test_a_shelf_made_after_its_entries_is_counted_by_the_next_store(admin_actor, capacity):
+    capacity(ACCOUNT_CAPACITY=4)
+    fill(admin_actor, 4)  # no shelf yet: nothing to count them in
+    assert not Shelf.objects.exists()
+    stored = store(admin_actor, "new_key", confidence=99)
+    assert len(stored.evicted) == 1  # the layer was counted, not taken as empty
+    shelf = Shelf.objects.get()
+    assert counts_of(shelf) == recount(shelf) == (4, 1, 0)
+
+
+def test_a_store_into_a_layer_with_room_counts_nothing(admin_actor, capacity):
+    capacity(ACCOUNT_CAPACITY=2)
+    store(admin_actor, "a")
+    store(admin_actor, "b")
+    # Counts saying there is room are taken as they are (here wrongly, to show it).
+    Shelf.objects.update(live_entries=0, left_entries=0, expiring_entries=0)
+    assert not store(admin_actor, "c").evicted
+    assert counts_of(Shelf.objects.get()) == (1, 0, 0)
+
+
+def test_a_full_layer_without_expiries_evicts_by_the_shelfs_counts(admin_actor, capacity):
+    capacity(ACCOUNT_CAPACITY=2)
+    store(admin_actor, "a", confidence=10)
+    store(admin_actor, "b", confidence=20)
+    stored = store(admin_actor, "c", confidence=30)
+    assert [e["key"] for e in stored.evicted] == ["a"]
+    shelf = Shelf.objects.get()
+    assert counts_of(shelf) == recount(shelf) == (2, 1, 0)
+
+
+def test_counts_that_leave_no_room_are_counted_again_and_written_back(admin_actor, capacity):
+    capacity(ACCOUNT_CAPACITY=4)
+    store(admin_actor, "a")
+    shelf = Shelf.objects.get()
+    # Full, or full if the ones with an expiry had expired: unsure while those may have.
+    for wrong in ((4, 0, 1), (0, 3, 2)):
+        Shelf.objects.filter(pk=shelf.pk).update(
+            live_entries=wrong[0], left_entries=wrong[1], expiring_entries=wrong[2]
+        )
+        assert not store(admin_actor, f"k{wrong[0]}").evicted  # there was room after all
+        shelf.refresh_from_db()
+        assert counts_of(shelf) == recount(shelf)
+
+
+def test_a_taken_key_is_an_update_whatever_the_counts_say(admin_actor, capacity):
+    capacity(ACCOUNT_CAPACITY=2)
+    store(admin_actor, "a")
+    store(admin_actor, "b")
+    Shelf.objects.update(live_entries=None)
+    assert not store(admin_actor, "a", value=2).evicted
+    assert Shelf.objects.get().live_entries is None  # an update counts nothing
+
+
+@pytest.mark.django_db(transaction=True)
+def test_counts_stay_exact_under_concurrent_writers(admin_actor, capacity):
+    capacity(ACCOUNT_CAPACITY=6)
+    store(admin_actor, "seed")
+
+    def work(i):
+        store(admin_actor, f"new_{i}", confidence=10 + i)
+        store(admin_actor, f"new_{i}", value=2, ttl_seconds=60 if i % 2 else None)
+        if i % 3 == 0:
+            with contextlib.suppress(NotFound):  # another writer may have evicted it
+                entry_delete(actor=admin_actor, key=f"new_{i}")
+        return "done"
+
+    assert together(8, work) == ["done"] * 8
+    assert_counted()
+    live = Entry.objects.filter(account=admin_actor.account, status="live").count()
+    assert live <= 6
+
+
+def test_the_migration_counts_every_shelf(admin_actor, member_actor, capacity):
+    capacity(ACCOUNT_CAPACITY=2)
+    for key in ("a", "b", "c"):
+        store(admin_actor, key, ttl_seconds=60)
+    store(member_actor, "own", layer="member")
+    Shelf.objects.update(live_entries=None, left_entries=7, expiring_entries=None)
+    Shelf.objects.create(account=admin_actor.account, layer="member", member=admin_actor.member)
+    with connection.cursor() as cursor:
+        cursor.execute(MIGRATION.COUNT_SHELVES)
+    shelves = every_shelf()
+    assert len(shelves) == 3
+    assert all(found == expected for found, expected in shelves.values()), shelves
+    mine = Shelf.objects.get(account=admin_actor.account, layer="account")
+    assert counts_of(mine) == (2, 1, 2)
+    empty = Shelf.objects.get(member=admin_actor.member)
+    assert counts_of(empty) == (0, 0, 0)
+
+
+def test_a_store_counts_only_its_own_layer(admin_actor, member_actor, rival_actor, capacity):
+    capacity(ACCOUNT_CAPACITY=2, MEMBER_CAPACITY=2)
+    for key in ("x", "y", "z"):
+        store(member_actor, key, layer="member")
+        store(rival_actor, key)
+    store(admin_actor, "mine")
+    shelves = {(s.account_id, s.member_id): counts_of(s) for s in Shelf.objects.all()}
+    assert shelves == {
+        (admin_actor.account.pk, None): (1, 0, 0),
+        (admin_actor.account.pk, member_actor.member.pk): (2, 1, 0),
+        (rival_actor.account.pk, None): (2, 1, 0),
+    }
