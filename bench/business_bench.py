@@ -8,7 +8,9 @@ At each measured scale (a probe account of 1,000 entries alone, then the same am
   counts the access (committed without waiting for the disk, as recall's count is) and
   returns the ciphertext, plus decryption and JSON decoding;
 - ``entries_list`` of 20;
-- ``entries_search`` over the probe account's 1,000 entries.
+- ``entries_search`` over the probe account's 1,000 entries;
+- updates of an existing key with each strategy (overwrite, append, increment, max, min),
+  each its own 15 keys in turn, printed on a line of their own.
 """
 
 from __future__ import annotations
@@ -199,12 +201,39 @@ def measure_scale(label: str, probe, keys: list[str], writer, iterations: int, t
         )
         assert result.created
 
-    for fn in (recall, floor, listing, search, store):
+    def update(strategy: str, first, value):
+        """Timed: a write of ``value(i)`` with ``strategy`` to one of 15 keys made with
+        ``first`` (each strategy its own keys)."""
+
+        def write(i):
+            result = entry_store(
+                actor=writer,
+                key=f"{label}:{strategy}:{i % 15}",
+                value=value(i),
+                strategy=strategy,
+                category="insight",
+                confidence=60,
+            )
+            assert not result.created
+
+        for i in range(15):
+            entry_store(actor=writer, key=f"{label}:{strategy}:{i}", value=first)
+        return write
+
+    updates = {
+        "overwrite": update("overwrite", {}, lambda i: value_for(rng, i)),
+        "append": update("append", [], lambda i: i),
+        "increment": update("increment", 0, lambda i: 1),
+        "max": update("max", 0, lambda i: i),
+        "min": update("min", 0, lambda i: -i),
+    }
+    for fn in (recall, floor, listing, search, store, *updates.values()):
         measure(fn, 20)
     rec, flo = measure_together((recall, floor), iterations)
     lst = measure(listing, iterations)
     sea = measure(search, iterations)
     sto = measure(store, iterations)
+    upd = {strategy: statistics.median(measure(fn, iterations)) for strategy, fn in updates.items()}
     row = {
         "label": label,
         "entries": Entry.objects.count(),
@@ -227,6 +256,12 @@ def measure_scale(label: str, probe, keys: list[str], writer, iterations: int, t
         f"{row['list_p50']:.2f} ms | search p50 {row['search_p50']:.2f} ms",
         flush=True,
     )
+    print(
+        f"business memory ({label}) updates of an existing key, p50: "
+        + " | ".join(f"{strategy} {p50:.2f} ms" for strategy, p50 in upd.items()),
+        flush=True,
+    )
+    row["updates"] = upd
     return row
 
 

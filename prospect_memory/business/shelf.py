@@ -63,8 +63,8 @@ class Counts:
 def lock_key(place: Place, key: str) -> tuple[Entry | None, Counts | None]:
     """Lock the shelf of ``place``, then ``key``'s row in it (live, possibly past its expiry,
     or an alias; read without its vector), and the layer's counts when there is no such row
-    (the shelf's own unless entries with an expiry leave them unsure, else counted): one
-    round trip of prepared statements, run in this order by the database."""
+    (the shelf's own while they leave room, else counted): one round trip of prepared
+    statements, run in this order by the database."""
     statements = _place_statements(place.layer)
     params = {
         "account": place.account_id,
@@ -110,12 +110,13 @@ def _place_statements(layer: str) -> dict[str, str]:
      WHERE {place} AND e.key = %(key)s AND e.status IN ('{live}', '{merged}')
        FOR UPDATE OF e""",  # noqa: S608  (names from the models, values are parameters)
         # ``make_room``'s two counts, for a new key only (no row when the key is taken: an
-        # update adds no entry). The shelf's own counts (kept by the database, see
-        # ``Shelf``) are the counts while no live entry has an expiry, and stand for them
-        # while they leave room for one more even if every such entry had expired. Else
-        # (and when the shelf has none yet) the layer is counted, as visibility.UNEXPIRED
-        # and RETIRED say, and the shelf's counts are written back. The few live entries
-        # with an expiry come from their own index (``entry_expiring``).
+        # update adds no entry). While the shelf's own counts (kept by the database, see
+        # ``Shelf``) leave room for one more even if every live entry with an expiry had
+        # expired, they stand for the counts: nothing must go. Else (and when the shelf has
+        # none yet) the layer is counted, as visibility.UNEXPIRED and RETIRED say, and the
+        # counts are written back to the shelf: an eviction is decided on a count, never on
+        # the shelf's numbers, and counts that went wrong outside Kit heal there. The few
+        # live entries with an expiry come from their own index (``entry_expiring``).
         "counts": f"""
     WITH shelf AS (
         SELECT s.live_entries AS live, s.left_entries AS gone, s.expiring_entries AS expiring
@@ -124,9 +125,8 @@ def _place_statements(layer: str) -> dict[str, str]:
         SELECT EXISTS (SELECT FROM {table} e WHERE {place} AND e.key = %(key)s
                           AND e.status IN ('{live}', '{merged}')) AS yes),
     counting AS (
-        SELECT NOT (SELECT yes FROM taken) AND NOT coalesce((
-            SELECT expiring = 0 OR (live < %(limit)s AND gone + expiring <= %(limit)s)
-              FROM shelf), false) AS yes),
+        SELECT NOT (SELECT yes FROM taken) AND NOT coalesce(
+            (SELECT live < %(limit)s AND gone + expiring <= %(limit)s FROM shelf), false) AS yes),
     counted AS (
         SELECT (SELECT count(*) FROM {table} e WHERE {place} AND e.status = '{live}') AS live,
                (SELECT count(*) FROM {table} e

@@ -275,6 +275,10 @@ def erase_account(account: Account, *, by: str) -> Erased:
     the account itself. Users stay: a person may hold seats elsewhere."""
     account_id = account.pk
     with transaction.atomic():
+        # Every layer's lock first, in id order, as each writer of a layer takes its own:
+        # a store under way finishes first, and the deletion of entries (which updates
+        # their shelves' counts) never waits on a store that waits on an entry.
+        list(Shelf.objects.filter(account_id=account_id).select_for_update().order_by("id"))
         counts = {"tokens_revoked": _revoke_tokens(None, account_id)}
         tenant_models = _account_models()
         counts["admin_log_entries"] = _forget_admin_log_of_account(

@@ -5,7 +5,9 @@ counted per layer from its transition tables (one update of each shelf it touche
 many rows: a bulk import, a purge, an account's erasure), and an entry whose status, expiry
 or layer changes moves between the counts (a row trigger, fired only when one of them
 differs). It only ever updates shelves: a layer without one (never written, or erased in
-the same transaction, before its entries) is counted when its shelf is made.
+the same transaction, before its entries) is counted when its shelf is made. The function
+keeps the search path it was created with, so a session that empties its own (a restore
+script) still finds the shelves.
 
 The counts are filled in the transaction that creates the triggers: creating them locks the
 entries table against writes until it commits, so nothing changes between the two.
@@ -28,17 +30,29 @@ def _shares(of: str) -> str:
 
 
 def _add(rows: str, of: str, sign: str = "+") -> str:
-    """Add (``sign``) the shares of ``rows`` to the shelves they belong to."""
+    """Add (``sign``) the shares of ``rows`` to the shelves they belong to: the account's
+    layer and members' layers apart, so each finds its shelf by the unique index."""
+    changes = ", ".join(
+        f"{count} = s.{count} {sign} c.{share}"
+        for count, share in (
+            ("live_entries", "live"),
+            ("left_entries", "gone"),
+            ("expiring_entries", "expiring"),
+        )
+    )
+    where = (
+        "s.account_id = c.account_id AND s.layer = c.layer "
+        "AND (c.live, c.gone, c.expiring) <> (0, 0, 0)"
+    )
     return f"""
-        UPDATE business_memory_shelf s
-           SET live_entries = s.live_entries {sign} c.live,
-               left_entries = s.left_entries {sign} c.gone,
-               expiring_entries = s.expiring_entries {sign} c.expiring
-          FROM (SELECT account_id, layer, member_id, {_shares(of)}
-                  FROM {rows} GROUP BY account_id, layer, member_id) c
-         WHERE s.account_id = c.account_id AND s.layer = c.layer
-           AND s.member_id IS NOT DISTINCT FROM c.member_id
-           AND (c.live, c.gone, c.expiring) <> (0, 0, 0);"""  # noqa: S608  (constant text)
+        WITH c AS (
+            SELECT account_id, layer, member_id, {_shares(of)}
+              FROM {rows} GROUP BY account_id, layer, member_id),
+        shared AS (
+            UPDATE business_memory_shelf s SET {changes} FROM c
+             WHERE {where} AND s.member_id IS NULL AND c.member_id IS NULL)
+        UPDATE business_memory_shelf s SET {changes} FROM c
+         WHERE {where} AND s.member_id = c.member_id;"""  # noqa: S608  (constant text)
 
 
 # An entry that changed: its old self leaves its counts, its new self joins them.
@@ -48,7 +62,7 @@ _MOVED = """(VALUES (OLD.account_id, OLD.layer, OLD.member_id, OLD.status, OLD.e
 
 COUNT_TRIGGERS = f"""
 CREATE FUNCTION business_memory_count_entries() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN{_add("added", "count(*)")}
     ELSIF TG_OP = 'DELETE' THEN{_add("removed", "count(*)", sign="-")}
