@@ -51,9 +51,8 @@ from prospect_memory.business.shelf import (
     apply_source,
     embedding_text_of,
     event_on,
-    in_place,
     kept_for_alias,
-    live_in,
+    likely_target,
     lock_key,
     make_room,
     mark_written,
@@ -62,7 +61,7 @@ from prospect_memory.business.shelf import (
     version_mismatch,
     version_statements,
 )
-from prospect_memory.business.visibility import is_expired, unexpired
+from prospect_memory.business.visibility import is_expired
 from prospect_memory.core import pipeline
 from prospect_memory.core.budget import Embedded, embed_within_budget
 from prospect_memory.core.integrity import Flag
@@ -106,7 +105,7 @@ def entry_store(
     # store (checked again under the lock only if the stored value turns out different).
     # An overwrite that names its category stores the same, whatever is there: no read.
     overwrite = strategy == Strategy.OVERWRITE and category is not None
-    before = None if overwrite else _likely_target(place, key)
+    before = None if overwrite else likely_target(place, key)
     guess = _predict(before, strategy, value, category)
     embedded = _embed(before.key if before else key, guess)
     checked = _checked(before.key if before else key, guess, source)
@@ -215,22 +214,6 @@ def _written(entry: Entry) -> list[str]:
     unread = entry.get_deferred_fields()
     fields = Entry._meta.concrete_fields
     return [f.name for f in fields if not f.primary_key and f.attname not in unread]
-
-
-def _likely_target(place: Place, key: str) -> Entry | None:
-    """The live entry a write of ``key`` would change, read without a lock: the key's own,
-    or the entry it was merged into."""
-    # One row at most (a key is one live entry or one alias of its layer).
-    statuses = [Entry.Status.LIVE, Entry.Status.MERGED]
-    rows = in_place(place).only(*_PREDICTED)
-    found = unexpired(rows.filter(key=key, status__in=statuses)).first()
-    if found is not None and found.status == Entry.Status.MERGED:
-        return unexpired(live_in(place).only(*_PREDICTED)).filter(pk=found.alias_of_id).first()
-    return found
-
-
-#: What predicting a write reads of its target.
-_PREDICTED = ("account_id", "key", "category", "value_ciphertext", "status", "alias_of_id")
 
 
 def _predict(before: Entry | None, strategy: str, value: Any, category: str | None):
