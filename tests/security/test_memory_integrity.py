@@ -318,7 +318,7 @@ def test_flags_are_kept_when_the_value_is_checked_again_under_the_lock(client, m
     that guess is wrong (here: no guess at all), the stored value is checked under it."""
     from prospect_memory.business import store as entry_store_module
 
-    monkeypatch.setattr(entry_store_module, "_likely_target", lambda place, key: None)
+    monkeypatch.setattr(entry_store_module, "likely_target", lambda place, key: None)
     agent = bearer(member)
     store(client, agent, key="tips", value=["clean"], layer="member")
     appended = store(client, agent, key="tips", value=[POISON], layer="member", strategy="append")
