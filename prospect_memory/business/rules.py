@@ -281,14 +281,14 @@ def merged_value(strategy: str, current: Any, new: Any, *, exists: bool) -> Any:
     """
     if not exists:
         if strategy == Strategy.APPEND and not isinstance(new, list):
-            return [new]
+            return _appended([new])
         return new
     if strategy == Strategy.OVERWRITE:
         return new
     if strategy == Strategy.APPEND:
         if not isinstance(current, list):
             raise _mismatch(strategy, current, new, "the stored value to be an array")
-        return [*current, *(new if isinstance(new, list) else [new])]
+        return _appended([*current, *(new if isinstance(new, list) else [new])])
     if not (_number(current) and _number(new)):
         raise _mismatch(strategy, current, new, "two numbers")
     if strategy == Strategy.MAX:
@@ -296,6 +296,19 @@ def merged_value(strategy: str, current: Any, new: Any, *, exists: bool) -> Any:
     if strategy == Strategy.MIN:
         return min(current, new)
     return _sum(current, new)
+
+
+def _appended(items: list) -> list:
+    """The array an append stores, within the depth limit (an item as deep as the limit
+    would sit one level deeper in it)."""
+    limit = business_settings.VALUE_MAX_DEPTH
+    if _depth(items) > limit:
+        problem = (
+            f"value appended would nest deeper than {limit} levels in the array; flatten it "
+            "(nothing was changed)"
+        )
+        raise ValidationFailed(f"{problem}.", details={"fields": {"value": [problem]}})
+    return items
 
 
 def _sum(current: float, new: float) -> float:

@@ -139,6 +139,18 @@ def test_an_append_that_grows_past_the_limit_changes_nothing(admin_actor):
     assert (len(entry.value), entry.version) == (1, 1)
 
 
+@pytest.mark.parametrize("existing", [False, True])
+def test_an_append_never_stores_a_value_deeper_than_the_limit(post, existing):
+    if existing:
+        assert post({"key": "log", "value": [], "strategy": "overwrite"}).status_code == 201
+    as_deep_as_allowed = {"a": deep(30)}  # 32 levels: taken alone
+    reply = post({"key": "log", "value": as_deep_as_allowed, "strategy": "append"})
+    assert reply.status_code == 400
+    assert "nest deeper than 32 levels" in reply.json()["error"]["details"]["fields"]["value"][0]
+    assert Entry.objects.filter(key="log").count() == int(existing)
+    assert not Entry.objects.filter(key="log", version__gt=1).exists()
+
+
 def test_a_key_is_lower_cased(admin_actor):
     assert entry_store(actor=admin_actor, key="Deal:Score.V2-a_b", value=1).entry.key == (
         "deal:score.v2-a_b"
