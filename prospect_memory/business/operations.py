@@ -69,7 +69,7 @@ def _store(actor: Actor, arguments: dict) -> dict:
 
 def _meter(actor: Actor, kind: str, subject: str = "") -> None:
     metering.usage_record(
-        actor=actor, memory=UsageEvent.Memory.BUSINESS, kind=kind, subject=subject, flush=False
+        actor=actor, memory=UsageEvent.Memory.BUSINESS, kind=kind, subject=subject
     )
 
 

@@ -1,12 +1,13 @@
 """Promotion (SPEC 13): the account's confident shared entries go into its knowledge index.
 
 An ``account``-layer entry with a confidence of at least PROMOTE_MIN_CONFIDENCE is promoted
-once the write that made it so commits; a later write below that, a delete (its
-``Promotion`` row goes with it), an eviction or an expiry takes it out. It is
-fire-and-forget: the write only schedules it on commit, never waits for it and never fails
-because of it. With a broker the promotion is a task; without one (the default set-up) a
-store records its entry's promotion in its own transaction (one statement, :func:`in_write`)
-and the other writes promote right after the commit, where a failure is only logged.
+by the write that made it so; a later write below that, a delete (its ``Promotion`` row
+goes with it), an eviction or an expiry takes it out. With a broker the promotion is a task
+after the commit: the write never waits for it and never fails because of it. Without one
+(the default set-up) a store records its entry's promotion in its own transaction (one
+statement in the write's round trip, :func:`in_write`: the two commit or roll back
+together), and the other writes promote right after the commit, where a failure is only
+logged.
 ``promotions_backfill`` (beat, every few minutes) repairs whatever a lost task or a
 stopped worker left behind, and ``promotion_lag`` says how far behind the index is.
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import cache
 
 from django.core import signing
+from django.db import connection
 from django.db.models import Q
 from oauth2_provider.models import get_application_model
 
@@ -56,13 +57,19 @@ ENTRY_TABLE = Entry._meta.label_lower  # the binding of an entry's sealed value
 _AFTER_VIEW = 21
 
 
-@cache
 def _statements() -> dict[str, str]:
-    """Recall and search as prepared statements, built once from the models' tables.
+    """Recall, list and search as prepared statements, built once from the models' tables.
 
-    Each finds the entries the actor may read and counts the access in the same statement,
-    so concurrent reads never lose a count; ``_view_from_row`` reads the returned columns.
+    Recall and search find the entries the actor may read and count the access in the same
+    statement, so concurrent reads never lose a count; ``_view_from_row`` reads the
+    returned columns. Their counts commit without waiting for the disk, as a read's usage
+    row does, except inside a caller's transaction: the setting would last to its end.
     """
+    return _built(flushed=connection.in_atomic_block)
+
+
+@cache
+def _built(*, flushed: bool) -> dict[str, str]:
     entry = Entry._meta.db_table
     application = get_application_model()._meta.db_table
     readable = """
@@ -79,8 +86,11 @@ def _statements() -> dict[str, str]:
            e.integrity_ciphertext"""  # noqa: S608
     compared = "e.embedding_status = %(ready)s AND e.embedding_model = %(model)s"
     # A read is a use: it also resets the idle time consolidation demotes by. Its count
-    # commits without waiting for the disk, as a read's usage row does (README, Decisions).
+    # commits without waiting for the disk, as a read's usage row does (README, Decisions),
+    # unless it is part of a caller's transaction (``flushed``).
     unflushed = "unflushed AS (SELECT set_config('synchronous_commit', 'off', true))"
+    if flushed:
+        unflushed = "unflushed AS (SELECT current_setting('synchronous_commit'))"
     counted = """access_count = e.access_count + 1, last_accessed_at = statement_timestamp(),
            used_at = statement_timestamp(), idle_periods_charged = 0"""
     promotion = Promotion._meta.db_table

@@ -2,8 +2,9 @@
 version check, capacity, aliases, integrity, history, events and usage in one transaction.
 
 The embedding provider is called before any lock, on the value the write will most likely
-store; when the stored text turns out different (a concurrent merge), the entry is left
-pending and the pipeline embeds it."""
+store; when the stored text turns out different (a concurrent merge, an alias), the entry
+is stored pending and embedded after the commit: right after it without a broker when the
+provider had answered, else by the pipeline's task or backfill."""
 
 from __future__ import annotations
 
@@ -117,14 +118,13 @@ def entry_store(
         if current is not None and current.status == Entry.Status.MERGED:
             # A key merged into another entry writes that entry, as it reads it.
             kept = kept_for_alias(place, current, now)
-            counts = None  # an alias of an expired entry has just left with it
             if kept is not None:
                 alias, key = key, kept.key
             current = kept
         if current is not None and is_expired(current):
             retire(current, Entry.Status.EXPIRED, now)
             promotion.schedule([current])
-            current, counts = None, None
+            current = None  # counts is None: the key had a row
         found = current.version if current else 0
         if expected is not None and expected != found:
             raise version_mismatch(key, layer, expected, found)

@@ -3,12 +3,16 @@
 The memory-health page reads these rows. A row is a statistic, not a record anyone relies
 on, so a read is metered without waiting for the WAL flush (``synchronous_commit`` off for
 that one statement's transaction): the read does not pay a disk sync, and a crash can lose
-at most the last few counts. Writes are metered inside their own transaction.
+at most the last few counts. Inside a caller's transaction the setting would last to its
+end, so there the row waits for the disk with the rest. A write builds its row with
+``UsageEvent.build`` and sends it with its own rows, in its transaction.
 """
 
 from __future__ import annotations
 
 from functools import cache
+
+from django.db import connection
 
 from outreach.access import Actor
 from outreach.sql import run
@@ -29,7 +33,7 @@ _COLUMNS = (
 @cache
 def _unflushed_insert() -> str:
     # One prepared statement: set_config(..., true) turns synchronous commit off for this
-    # statement's own transaction (or the caller's, inside an atomic block) and no further.
+    # statement's own transaction and no further (never used inside an atomic block).
     meta = UsageEvent._meta
     columns = ", ".join(meta.get_field(name).column for name in (*_COLUMNS, "created_at"))
     return (
@@ -50,11 +54,10 @@ def usage_record(
     from_memory: bool = False,
     near_duplicate: bool = False,
     shared_source: bool = False,
-    flush: bool = True,
 ) -> None:
     """Count one use of ``memory`` by ``kind`` of operation about ``subject`` (a domain, a
-    key), for ``actor``'s account. The three flags are prospect memory's save and recall
-    outcomes. ``flush=False`` (reads) commits without waiting for the disk.
+    key) by a read, for ``actor``'s account. The three flags are prospect memory's save and
+    recall outcomes. Committed without waiting for the disk, unless inside a transaction.
     """
     values = {
         "memory": memory,
@@ -64,7 +67,7 @@ def usage_record(
         "near_duplicate": near_duplicate,
         "shared_source": shared_source,
     }
-    if flush:
+    if connection.in_atomic_block:
         UsageEvent.record(actor, **values)
         return
     # The same attribution as ``record`` writes, as ids for the statement.

@@ -33,7 +33,6 @@ def _search(actor: Actor, arguments: dict) -> dict:
             memory=UsageEvent.Memory.KNOWLEDGE,
             kind=UsageEvent.Kind.SEARCH,
             subject=search.domain,
-            flush=False,
         )
     return payloads.search_data(search)
 

@@ -272,3 +272,35 @@ def test_a_limit_wider_than_its_column_fails_the_system_checks(capacity):
     problems = check_limits_fit_the_columns(None)
     assert [p.id for p in problems] == ["business_memory.E001"] * 2
     assert "KEY_MAX_CHARS" in problems[0].msg
+
+
+# --- what a read's counts wait for -----------------------------------------------------------
+
+
+def _synchronous_commit() -> str:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reads_counts_skip_the_disk_wait_only_in_their_own_transaction(admin_actor):
+    """On their own, a read's counts and usage row commit without waiting for the disk;
+    inside a caller's transaction they leave it as it was, so its writes still wait."""
+    from django.db import transaction
+
+    from outreach import scopes
+    from outreach.operations import execute
+    from prospect_memory.business.operations import RECALL, SEARCH
+
+    store(admin_actor, "icp_definition")
+    for operation, arguments in ((RECALL, {"key": "icp_definition"}), (SEARCH, {"query": "icp"})):
+        execute(operation, actor=admin_actor, granted=scopes.ALL, arguments=arguments)
+        assert _synchronous_commit() == "on"  # the setting ended with the read's transaction
+        with transaction.atomic():
+            execute(operation, actor=admin_actor, granted=scopes.ALL, arguments=arguments)
+            assert _synchronous_commit() == "on"  # a write here would still wait for the disk
+    assert Entry.objects.get(key="icp_definition").access_count >= 4
+    assert UsageEvent.objects.filter(memory="business", kind__in=["recall", "search"]).count() == 4

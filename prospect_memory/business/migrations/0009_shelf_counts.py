@@ -5,7 +5,8 @@ counted per layer from its transition tables (one update of each shelf it touche
 many rows: a bulk import, a purge, an account's erasure), and an entry whose status, expiry
 or layer changes moves between the counts (a row trigger, fired only when one of them
 differs). It only ever updates shelves: a layer without one (never written, or erased in
-the same transaction, before its entries) is counted when its shelf is made. The function
+the same transaction, before its entries) has nothing to count; a shelf made after its
+layer's entries starts uncounted (NULL) and is counted by its next store of a new key. The function
 keeps the search path it was created with, so a session that empties its own (a restore
 script) still finds the shelves.
 

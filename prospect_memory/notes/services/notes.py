@@ -300,7 +300,6 @@ def recall_record(*, actor: Actor, recall: Recall) -> None:
         kind=UsageEvent.Kind.RECALL,
         subject=recall.domain,
         from_memory=recall.known and not recall.stale,
-        flush=False,
     )
 
 
