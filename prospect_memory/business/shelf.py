@@ -59,26 +59,39 @@ class Counts:
     live: int
     left: int
 
+    def leave_room(self, limit: int) -> bool:
+        """Room for one more live entry, and no more left entries than are kept."""
+        return self.live < limit and self.left <= limit
+
 
 def lock_key(place: Place, key: str) -> tuple[Entry | None, Counts | None]:
     """Lock the shelf of ``place``, then ``key``'s row in it (live, possibly past its expiry,
-    or an alias; read without its vector), and the layer's counts when there is no such row
-    (the shelf's own while they leave room, else counted): one round trip of prepared
-    statements, run in this order by the database."""
+    or an alias; read without its vector): one round trip of prepared statements, run in
+    this order by the database. With no such row, the layer's counts too.
+
+    The shelf's own counts (kept by the database, see ``Shelf``) come back with its lock.
+    Taking every live entry with an expiry as already gone, they are at least the counts;
+    while those leave room, they are all a new entry needs. Else (a full layer, a shelf
+    never counted) the layer is counted, in a second round trip, and the counts written
+    back: an eviction is decided on a count, and counts that went wrong outside Kit heal.
+    """
     statements = _place_statements(place.layer)
-    params = {
-        "account": place.account_id,
-        "member": place.member_id,
-        "key": key,
-        "limit": capacity(place.layer),
-    }
-    _, rows, _, counted, _ = run(
-        lock_statement(Shelf, **_shelf_of(place)),
-        (statements["key"], params),
-        *with_generic_plan((statements["counts"], params)),
-    )
-    entry = Entry.from_db(connection.alias, _UNVECTORED, rows[0]) if rows else None
-    return entry, Counts(*counted[0]) if counted else None
+    params = {"account": place.account_id, "member": place.member_id, "key": key}
+    (shelf,), rows = run(lock_statement(Shelf, **_shelf_of(place)), (statements["key"], params))
+    if rows:
+        return Entry.from_db(connection.alias, _UNVECTORED, rows[0]), None
+    live, left, expiring = (shelf[_SHELF_COLUMNS.index(name)] for name in _SHELF_COUNTS)
+    if live is not None:
+        at_most = Counts(live, left + expiring)
+        if at_most.leave_room(capacity(place.layer)):
+            return None, at_most
+    _, counted, _ = run(*with_generic_plan((statements["counts"], params)))
+    return None, Counts(*counted[0])
+
+
+#: The shelf's columns as its lock statement returns them, and its counts among them.
+_SHELF_COLUMNS = [f.attname for f in Shelf._meta.concrete_fields]
+_SHELF_COUNTS = ("live_entries", "left_entries", "expiring_entries")
 
 
 #: The entry columns a write reads back (all but the vector, which it replaces or keeps).
@@ -139,41 +152,23 @@ def _place_statements(layer: str) -> dict[str, str]:
      UNION ALL
     SELECT {predicted} FROM {table} e JOIN own ON e.id = own.alias_of_id
      WHERE own.status = '{merged}' AND {place} AND e.status = '{live}' AND {unexpired}""",  # noqa: S608
-        # ``make_room``'s two counts, for a new key only (no row when the key is taken: an
-        # update adds no entry). While the shelf's own counts (kept by the database, see
-        # ``Shelf``) leave room for one more even if every live entry with an expiry had
-        # expired, they stand for the counts: nothing must go. Else (and when the shelf has
-        # none yet) the layer is counted, as visibility.UNEXPIRED and RETIRED say, and the
-        # counts are written back to the shelf: an eviction is decided on a count, never on
-        # the shelf's numbers, and counts that went wrong outside Kit heal there. The few
-        # live entries with an expiry come from their own index (``entry_expiring``).
+        # ``make_room``'s two counts, as visibility.UNEXPIRED and RETIRED say (the few live
+        # entries with an expiry from their own index, ``entry_expiring``), written back to
+        # the shelf as the three it keeps.
         "counts": f"""
-    WITH shelf AS (
-        SELECT s.live_entries AS live, s.left_entries AS gone, s.expiring_entries AS expiring
-          FROM {shelf} s WHERE {shelf_place}),
-    taken AS (
-        SELECT EXISTS (SELECT FROM {table} e WHERE {place} AND e.key = %(key)s
-                          AND e.status IN ('{live}', '{merged}')) AS yes),
-    counting AS (
-        SELECT NOT (SELECT yes FROM taken) AND NOT coalesce(
-            (SELECT live < %(limit)s AND gone + expiring <= %(limit)s FROM shelf), false) AS yes),
-    counted AS (
+    WITH counted AS (
         SELECT (SELECT count(*) FROM {table} e WHERE {place} AND e.status = '{live}') AS live,
                (SELECT count(*) FROM {table} e
                  WHERE {place} AND e.status IN ('{evicted}', '{gone}')) AS gone,
                (SELECT count(*) FROM {table} e WHERE {place} AND e.status = '{live}'
                    AND e.expires_at IS NOT NULL) AS expiring,
                (SELECT count(*) FROM {table} e WHERE {place} AND e.status = '{live}'
-                   AND e.expires_at <= statement_timestamp()) AS expired
-         WHERE (SELECT yes FROM counting)),
+                   AND e.expires_at <= statement_timestamp()) AS expired),
     written AS (
         UPDATE {shelf} s SET live_entries = c.live, left_entries = c.gone,
                expiring_entries = c.expiring
           FROM counted c WHERE {shelf_place})
-    SELECT live - expired, gone + expired FROM counted
-     UNION ALL
-    SELECT live, gone + expiring FROM shelf
-     WHERE NOT (SELECT yes FROM taken) AND NOT (SELECT yes FROM counting)""",  # noqa: S608
+    SELECT live - expired, gone + expired FROM counted""",  # noqa: S608  (names from the models)
     }
 
 
@@ -289,8 +284,8 @@ def make_room(
     since), or one statement counts both; the rows themselves are read only when something
     must go."""
     limit = capacity(place.layer)
-    if counts is not None and counts.live < limit and counts.left <= limit:
-        return []  # room for one more, and no more left entries than are kept
+    if counts is not None and counts.leave_room(limit):
+        return []
     others = in_place(place)
     if keep_out is not None:
         others = others.exclude(pk=keep_out.pk)
