@@ -46,7 +46,7 @@ from prospect_memory.business.shelf import (
     record_event,
     release_aliases,
 )
-from prospect_memory.business.visibility import retired, unexpired
+from prospect_memory.business.visibility import retired, unexpired, unexpired_sql
 from prospect_memory.core import pipeline
 from prospect_memory.core.embeddings import get_provider
 
@@ -177,7 +177,7 @@ def _pairs(place: Place, model: str, distance: float) -> list[tuple[str, str, fl
         SELECT id, category, kept_apart, flagged_at, embedding FROM {table}
          WHERE account_id = %(account)s AND layer = %(layer)s
            AND member_id IS NOT DISTINCT FROM %(member)s AND status = %(live)s
-           AND (expires_at IS NULL OR expires_at > now())
+           AND {unexpired_sql("")}
            AND embedding_status = %(ready)s AND embedding_model = %(model)s
     )
     SELECT a.id::text, b.id::text, a.embedding <=> b.embedding AS distance

@@ -44,7 +44,7 @@ from prospect_memory.business.rules import (
     clean_choice,
     clean_key,
 )
-from prospect_memory.business.visibility import restorable, shown
+from prospect_memory.business.visibility import restorable, shown, unexpired_sql
 from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.crypto import keyring, unseal
 from prospect_memory.core.models import EmbeddedModel, flags_from_row
@@ -72,9 +72,10 @@ def _statements() -> dict[str, str]:
 def _built(*, flushed: bool) -> dict[str, str]:
     entry = Entry._meta.db_table
     application = get_application_model()._meta.db_table
-    readable = """
+    unexpired = unexpired_sql()
+    readable = f"""
            e.account_id = %(account)s AND e.status = %(live)s
-           AND (e.expires_at IS NULL OR e.expires_at > now())
+           AND {unexpired}
            AND ((%(shared)s AND e.layer = %(account_layer)s)
                 OR (e.layer = %(member_layer)s AND e.member_id = %(member)s))"""
     returned = f"""
@@ -94,9 +95,9 @@ def _built(*, flushed: bool) -> dict[str, str]:
     counted = """access_count = e.access_count + 1, last_accessed_at = statement_timestamp(),
            used_at = statement_timestamp(), idle_periods_charged = 0"""
     promotion = Promotion._meta.db_table
-    promoted = """
+    promoted = f"""
            e.account_id = %(account)s AND e.status = %(live)s AND e.layer = %(account_layer)s
-           AND (e.expires_at IS NULL OR e.expires_at > now())
+           AND {unexpired}
            AND e.confidence >= %(min_confidence)s AND e.flagged_at IS NULL"""
     live, merged = Entry.Status.LIVE.value, Entry.Status.MERGED.value
     account_layer, member_layer = Layer.ACCOUNT.value, Layer.MEMBER.value
@@ -109,7 +110,7 @@ def _built(*, flushed: bool) -> dict[str, str]:
         SELECT e.id, e.confidence, {seen} AS seen
           FROM {entry} e
          WHERE e.account_id = %(account)s AND {layer} AND e.status = '{live}'
-           AND (e.expires_at IS NULL OR e.expires_at > now()) AND {in_category}
+           AND {unexpired} AND {in_category}
            AND (%(c)s::int IS NULL OR e.confidence < %(c)s::int
                 OR (e.confidence = %(c)s::int
                     AND ({seen} < %(t)s::timestamptz
@@ -139,7 +140,7 @@ def _built(*, flushed: bool) -> dict[str, str]:
                  WHERE %(shared)s AND e.account_id = %(account)s
                    AND e.layer = '{account_layer}' AND e.key = %(key)s
                    AND e.status IN ('{live}', '{merged}')) c
-         WHERE c.status = '{merged}' OR c.expires_at IS NULL OR c.expires_at > now()
+         WHERE c.status = '{merged}' OR {unexpired_sql("c")}
          ORDER BY c.theirs, c.status = '{live}' DESC
          LIMIT 1
     )

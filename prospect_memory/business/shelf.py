@@ -34,6 +34,7 @@ from prospect_memory.business.visibility import (
     UNEXPIRED,
     retired,
     unexpired,
+    unexpired_sql,
 )
 from prospect_memory.core import pipeline
 from prospect_memory.core.budget import Embedded
@@ -135,7 +136,7 @@ def _place_statements(layer: str) -> dict[str, str]:
     live, merged = Entry.Status.LIVE.value, Entry.Status.MERGED.value
     evicted, gone = Entry.Status.EVICTED.value, Entry.Status.EXPIRED.value
     predicted = ", ".join(f"e.{Entry._meta.get_field(name).column}" for name in PREDICTED)
-    unexpired = "(e.expires_at IS NULL OR e.expires_at > statement_timestamp())"
+    unexpired = unexpired_sql()
     return {
         # One row at most: a key is one live entry or one alias of its layer.
         "key": f"""

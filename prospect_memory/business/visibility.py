@@ -1,5 +1,6 @@
-"""What "live", "expired" and "left" mean, once, as filters of entries (the statements of
-``selectors`` say the same in SQL, with the database's clock)."""
+"""What "live", "expired" and "left" mean, once, as filters of entries (and, for the
+hand-written statements, "unexpired" in SQL), by the database's clock: the start of the
+statement, as Django's ``Now()`` reads it on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -18,6 +19,12 @@ UNEXPIRED = Q(expires_at__isnull=True) | Q(expires_at__gt=Now())
 RETIRED = Q(status__in=[Entry.Status.EVICTED, Entry.Status.EXPIRED]) | Q(
     status=Entry.Status.LIVE, expires_at__lte=Now()
 )
+
+
+def unexpired_sql(alias: str = "e") -> str:
+    """:data:`UNEXPIRED` in SQL, for the rows of table ``alias`` of a statement."""
+    expiry = f"{alias}.expires_at" if alias else "expires_at"
+    return f"({expiry} IS NULL OR {expiry} > statement_timestamp())"
 
 
 def unexpired(rows: QuerySet) -> QuerySet:
