@@ -79,6 +79,37 @@ def wait_for_a_lock_wait() -> None:
     pytest.fail("no session waited for a lock")
 
 
+def started(outcomes: dict, name: str, work) -> threading.Thread:
+    """``work()`` in a thread of its own (its own connection), started; what it returns, or
+    the exception it raised, goes to ``outcomes[name]``."""
+
+    def run():
+        try:
+            outcomes[name] = work()
+        except Exception as error:  # asserted on by the test
+            outcomes[name] = error
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def paused(module, name: str, monkeypatch) -> tuple[threading.Event, threading.Event]:
+    """Make ``module.name`` wait, once called, until the test sets ``go``: (reached, go)."""
+    reached, go = threading.Event(), threading.Event()
+    function = getattr(module, name)
+
+    def waiting(*args, **kwargs):
+        reached.set()
+        go.wait(30)
+        return function(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, waiting)
+    return reached, go
+
+
 def live_count(account) -> int:
     return Entry.objects.filter(account=account, status="live").count()
 
@@ -194,31 +225,20 @@ def test_an_entry_restored_while_consolidation_purges_stays(admin_actor):
     restored, release = threading.Event(), threading.Event()
 
     def restore():
-        try:
-            with transaction.atomic():
-                eviction_restore(actor=admin_actor, entry_id=result.entry.id)
-                restored.set()
-                release.wait(30)
-        finally:
-            connection.close()
+        with transaction.atomic():
+            eviction_restore(actor=admin_actor, entry_id=result.entry.id)
+            restored.set()
+            release.wait(30)
 
-    def purge():
-        try:
-            return retired_purge(now=timezone.now() + timedelta(days=2))
-        finally:
-            connection.close()
-
-    person = threading.Thread(target=restore)
-    person.start()
+    outcomes: dict = {}
+    person = started(outcomes, "restore", restore)
     assert restored.wait(30)
-    purged: list = []
-    job = threading.Thread(target=lambda: purged.append(purge()))
-    job.start()
+    job = started(outcomes, "purge", lambda: retired_purge(now=timezone.now() + timedelta(days=2)))
     wait_for_a_lock_wait()  # the purge waits for the restore
     release.set()
     person.join(30)
     job.join(30)
-    assert purged == [0]
+    assert outcomes == {"restore": None, "purge": 0}
     entry = Entry.objects.get(pk=result.entry.id)
     assert (entry.status, entry.retired_at) == ("live", None)
 
@@ -239,34 +259,13 @@ def test_a_purge_and_a_restore_that_makes_room_never_deadlock(admin_actor, setti
         status="evicted", retired_at=now - timedelta(days=40)
     )
     Entry.objects.filter(pk=ids[-1]).update(status="evicted", retired_at=now - timedelta(days=29))
-    making_room, go = threading.Event(), threading.Event()
-    make_room = restores.make_room
-
-    def paused(*args, **kwargs):
-        making_room.set()
-        go.wait(30)
-        return make_room(*args, **kwargs)
-
-    monkeypatch.setattr(restores, "make_room", paused)
+    making_room, go = paused(restores, "make_room", monkeypatch)
     outcomes: dict = {}
-
-    def run(name, work):
-        try:
-            outcomes[name] = work()
-        except Exception as error:  # asserted on below
-            outcomes[name] = error
-        finally:
-            connection.close()
-
-    person = threading.Thread(
-        target=run, args=("restore", lambda: eviction_restore(actor=admin_actor, entry_id=ids[-1]))
+    person = started(
+        outcomes, "restore", lambda: eviction_restore(actor=admin_actor, entry_id=ids[-1])
     )
-    person.start()
     assert making_room.wait(30)
-    job = threading.Thread(
-        target=run, args=("purge", lambda: retired_purge(now=now + timedelta(days=2)))
-    )
-    job.start()
+    job = started(outcomes, "purge", lambda: retired_purge(now=now + timedelta(days=2)))
     wait_for_a_lock_wait()  # the purge waits for the restore
     go.set()
     person.join(60)

@@ -3,7 +3,6 @@ entries after every kind of change, in every layer of every account, and a store
 them only while they leave room."""
 
 import contextlib
-import threading
 from datetime import timedelta
 
 import pytest
@@ -22,7 +21,7 @@ from prospect_memory.lifecycle.erase import erase_account
 from prospect_memory.lifecycle.export import export_lines
 from prospect_memory.lifecycle.imports import import_lines
 from tests import factories
-from tests.business.test_races import fill, together, wait_for_a_lock_wait
+from tests.business.test_races import fill, paused, started, together, wait_for_a_lock_wait
 
 pytestmark = pytest.mark.django_db
 
@@ -278,31 +277,12 @@ def test_an_accounts_erasure_waits_for_a_store_that_is_making_room(
     capacity(ACCOUNT_CAPACITY=2)
     store(admin_actor, "a")
     store(admin_actor, "b")
-    making_room, go = threading.Event(), threading.Event()
-    make_room = storing.make_room
-
-    def paused(*args, **kwargs):
-        making_room.set()
-        go.wait(30)
-        return make_room(*args, **kwargs)
-
-    monkeypatch.setattr(storing, "make_room", paused)
+    making_room, go = paused(storing, "make_room", monkeypatch)
     account = admin_actor.account
     outcomes: dict = {}
-
-    def run(name, work):
-        try:
-            outcomes[name] = work()
-        except Exception as error:  # asserted on below
-            outcomes[name] = error
-        finally:
-            connection.close()
-
-    writer = threading.Thread(target=run, args=("store", lambda: store(admin_actor, "c")))
-    writer.start()
+    writer = started(outcomes, "store", lambda: store(admin_actor, "c"))
     assert making_room.wait(30)
-    eraser = threading.Thread(target=run, args=("erase", lambda: erase_account(account, by="t")))
-    eraser.start()
+    eraser = started(outcomes, "erase", lambda: erase_account(account, by="t"))
     wait_for_a_lock_wait()  # the erasure waits for the layer
     go.set()
     writer.join(60)
