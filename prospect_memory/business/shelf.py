@@ -81,7 +81,7 @@ def lock_key(place: Place, key: str) -> tuple[Entry | None, Counts | None]:
     (shelf,), rows = run(lock_statement(Shelf, **_shelf_of(place)), (statements["key"], params))
     if rows:
         return Entry.from_db(connection.alias, _UNVECTORED, rows[0]), None
-    live, left, expiring = (shelf[_SHELF_COLUMNS.index(name)] for name in _SHELF_COUNTS)
+    live, left, expiring = (shelf[at] for at in _SHELF_COUNTS_AT)
     if live is not None:
         at_most = Counts(live, left + expiring)
         if at_most.leave_room(capacity(place.layer)):
@@ -90,9 +90,11 @@ def lock_key(place: Place, key: str) -> tuple[Entry | None, Counts | None]:
     return None, Counts(*counted[0])
 
 
-#: The shelf's columns as its lock statement returns them, and its counts among them.
-_SHELF_COLUMNS = [f.attname for f in Shelf._meta.concrete_fields]
-_SHELF_COUNTS = ("live_entries", "left_entries", "expiring_entries")
+#: Where the shelf's counts are in the row its lock statement returns (every column).
+_SHELF_COUNTS_AT = [
+    [f.attname for f in Shelf._meta.concrete_fields].index(name)
+    for name in ("live_entries", "left_entries", "expiring_entries")
+]
 
 
 #: The entry columns a write reads back (all but the vector, which it replaces or keeps).
