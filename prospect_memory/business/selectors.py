@@ -394,9 +394,6 @@ def entries_search(
         problems.add("limit", f"limit must be a whole number from 1 to {limit_max}")
     category = clean_category(category, problems)
     problems.raise_if_any()
-    rows = live_entries(actor, layer)
-    if category is not None:
-        rows = rows.filter(category=category)
     embedded = embed_within_budget(query.strip(), query=True)
     result = Search(problem=embedded.problem)
     params = {
@@ -423,22 +420,32 @@ def entries_search(
         for row in sorted(ranked, key=lambda r: (r[_AFTER_VIEW], r[2])):
             result.results.append(SearchResult(_view_from_row(row, ring), float(row[_AFTER_VIEW])))
         result.not_compared = not_compared
-        uncompared = rows.exclude(
-            embedding_status=EmbeddedModel.EmbeddingStatus.READY, embedding_model=embedded.model
-        )
     else:
-        uncompared = rows
-        result.not_compared = uncompared.count()
+        result.not_compared = _uncompared(actor, layer, category, None).count()
     words = {w for w in query.lower().replace("_", " ").split() if len(w) >= 2}
     if result.not_compared and words and len(result.results) < limit:
         key_match = Q()
         for word in sorted(words)[:10]:
             key_match |= Q(key__icontains=word)
+        compared_model = embedded.model if embedded.vector is not None else None
+        uncompared = _uncompared(actor, layer, category, compared_model)
         fallback = shown(uncompared).filter(key_match).order_by("-confidence", "key")
         for entry in fallback[: limit - len(result.results)]:
             view = EntryView.of(entry)
             result.results.append(SearchResult(view, None))
     return result
+
+
+def _uncompared(actor: Actor, layer: str, category: str | None, model: str | None):
+    """The live entries a search of ``layer`` (and ``category``) could not rank by meaning:
+    without a query vector (``model`` None) all of them, else those without a vector of
+    ``model``. Built only when a search needs them: most find every entry compared."""
+    rows = live_entries(actor, layer)
+    if category is not None:
+        rows = rows.filter(category=category)
+    if model is None:
+        return rows
+    return rows.exclude(embedding_status=EmbeddedModel.EmbeddingStatus.READY, embedding_model=model)
 
 
 def promoted_nearest(

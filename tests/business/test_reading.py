@@ -137,6 +137,28 @@ def test_with_the_provider_down_search_matches_keys_and_says_nothing_was_compare
     assert found.problem
 
 
+def test_entries_without_a_vector_are_matched_on_keys_the_searcher_may_read(
+    admin_actor, member_actor, rival_actor, gemini
+):
+    gemini.mode = "503"  # every entry stays without a vector
+    store(admin_actor, "tone:shared", value={"tone": "warm"}, category="preference")
+    store(admin_actor, "tone:outcome", value={"tone": "warm"}, category="outcome")
+    store(member_actor, "tone:mine", value={"tone": "warm"}, layer="member")
+    store(admin_actor, "tone:admins_own", value={"tone": "warm"}, layer="member")
+    store(rival_actor, "tone:rivals", value={"tone": "warm"})
+    gemini.mode = "ok"  # the query has a vector; no entry has one to compare with it
+    found = entries_search(actor=member_actor, query="tone")
+    assert sorted(keys(found.results)) == ["tone:mine", "tone:outcome", "tone:shared"]
+    assert {r.distance for r in found.results} == {None}
+    assert found.not_compared == 3
+    found = entries_search(actor=member_actor, query="tone", category="preference")
+    assert keys(found.results) == ["tone:shared"]
+    assert found.not_compared == 1
+    found = entries_search(actor=member_actor, query="tone", layer="member")
+    assert keys(found.results) == ["tone:mine"]
+    assert keys(entries_search(actor=rival_actor, query="tone").results) == ["tone:rivals"]
+
+
 @pytest.mark.parametrize(
     ("query", "limit"),
     [("", None), ("   ", None), ("x" * 1001, None), ("a\x00b", None), ("ok", 21)],
