@@ -10,7 +10,11 @@ class OutreachConfig(AppConfig):
     moderator_permissions = ("view_account", "view_member")
 
     def ready(self) -> None:
+        from django.db.backends.signals import connection_created
+
         from outreach.guides import WRITING_GUIDE
         from outreach.mcp.registry import registry
+        from outreach.sql import adapt_vectors
 
         registry.register(WRITING_GUIDE)
+        connection_created.connect(adapt_vectors, dispatch_uid="outreach.sql.adapt_vectors")

@@ -16,7 +16,7 @@ from django.db.models import Q
 from oauth2_provider.models import get_application_model
 
 from outreach.access import Actor
-from outreach.sql import run, run_one
+from outreach.sql import run, run_one, vector_param
 from outreach.validation import FieldProblems
 from prospect_memory.business.access import entry_for_actor, live_entries, read_layer
 from prospect_memory.business.conf import business_settings
@@ -409,7 +409,7 @@ def entries_search(
                 statements["search"],
                 {
                     **params,
-                    "vector": "[" + ",".join(map(str, embedded.vector)) + "]",
+                    "vector": vector_param(embedded.vector),
                     "limit": limit,
                     "cutoff": business_settings.SEARCH_MAX_DISTANCE,
                 },
@@ -469,7 +469,7 @@ def promoted_nearest(
     rows, ((count,),) = run(
         (
             statements["promoted"],
-            {**params, "vector": "[" + ",".join(map(str, vector)) + "]", "limit": limit},
+            {**params, "vector": vector_param(vector), "limit": limit},
         ),
         (statements["promoted_not_compared"], params),
     )

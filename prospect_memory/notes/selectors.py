@@ -17,7 +17,7 @@ from outreach.access import Actor, require_outreach
 from outreach.models import Member
 from outreach.renderers import dumps
 from outreach.selectors import relationship_from_row, relationship_query
-from outreach.sql import run, run_one
+from outreach.sql import run, run_one, vector_param
 from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.crypto import keyring, unseal
 from prospect_memory.core.embeddings import get_provider
@@ -197,7 +197,7 @@ def notes_nearest(
         ((count,),) = run_one(not_compared, params)
         return NearNotes(found=[], not_compared=count)
     statements = [
-        (nearest, {**params, "vector": "[" + ",".join(map(str, vector)) + "]", "limit": limit}),
+        (nearest, {**params, "vector": vector_param(vector), "limit": limit}),
         (not_compared, params),
     ]
     if indexed:  # the session's index scan settings, sent in the same round trip

@@ -116,3 +116,30 @@ def test_a_model_row_written_by_statement_reads_back_as_save_writes_it(account):
     stored.subject = "voice"
     run(sql.update(stored, ["subject"]))
     assert UsageEvent.objects.get(pk=stored.pk).subject == "voice"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_vector_goes_in_binary_on_every_new_connection_and_stores_what_its_text_would():
+    import random
+
+    from pgvector import Vector
+    from psycopg import pq
+    from psycopg.adapt import PyFormat
+
+    values = [random.Random(n).uniform(-1, 1) for n in range(384)]
+    as_text = "[" + ",".join(map(str, values)) + "]"
+    connection.close()
+    connection.ensure_connection()  # a new connection: adapted when created
+    dumper = connection.connection.adapters.get_dumper(Vector, PyFormat.AUTO)
+    assert dumper.format == pq.Format.BINARY
+    for prepare in (True, False):
+        ((same, distance),) = run(
+            (
+                "SELECT %(b)s::vector::text = %(t)s::vector::text, %(b)s::vector <=> %(t)s",
+                {"b": sql.vector_param(values), "t": as_text},
+            ),
+            prepare=prepare,
+        )[0]
+        assert same
+        assert distance == 0
+    assert sql.vector_param(None) is None
