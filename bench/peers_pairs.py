@@ -66,7 +66,7 @@ def table(folder: Path) -> list[str]:
                 continue
             kit, theirs = rows[idx], peer["scales"][idx]
             put = theirs["put"]["p50"]
-            cells.setdefault(f"store, new key (peer `put` p50 ms)", []).append(
+            cells.setdefault("store, new key (peer `put` p50 ms)", []).append(
                 f"{put / kit['store']:.2f}x ({put:.2f})"
             )
             updates = [put / ms for ms in kit.get("updates", {}).values()]
