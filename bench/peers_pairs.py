@@ -45,7 +45,8 @@ def table(folder: Path) -> list[str]:
     peers = {
         p.stem.removeprefix("lgs_"): json.loads(p.read_text()) for p in folder.glob("lgs_*.json")
     }
-    kits = {p.stem.removeprefix("kit_"): kit_run(p) for p in sorted(folder.glob("kit_*.log"))}
+    logs = sorted(folder.glob("kit_*.log"), key=lambda p: p.stem.split("-"))  # r1, r1-broker
+    kits = {p.stem.removeprefix("kit_"): kit_run(p) for p in logs}
     runs = [
         (tag, rows, peers[tag.split("-")[0]])
         for tag, rows in kits.items()
@@ -78,7 +79,9 @@ def table(folder: Path) -> list[str]:
                 f"{theirs['get']['p50'] / kit['recall']:.2f}x"
             )
             cells.setdefault("list of 20", []).append(f"{theirs['list']['p50'] / kit['list']:.2f}x")
-            for limit in (10, 20):
+            # At ~100k the peer's HNSW index, filtered after the search, returns 0-2 of 10:
+            # no time to compare with an exact search.
+            for limit in (10, 20) if idx == 0 else ():
                 cells.setdefault(f"search of 1,000, Kit / peer limit {limit}", []).append(
                     f"{kit['search'] / theirs[f'search{limit}']['p50']:.2f}x"
                 )

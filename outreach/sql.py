@@ -21,17 +21,20 @@ statements run unprepared.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
 import psycopg
-from django.db import connection
+from django.db import DatabaseError, connection
 from pgvector import Vector
 from pgvector.django import VectorField
 from psycopg import adapt, pq
 
 Params = Mapping[str, Any] | Sequence[Any] | None
+
+logger = logging.getLogger(__name__)
 
 
 def run(*statements: tuple[str, Params], prepare: bool = True) -> list[list[tuple] | None]:
@@ -59,6 +62,39 @@ def run(*statements: tuple[str, Params], prepare: bool = True) -> list[list[tupl
         finally:
             for cursor in cursors:
                 cursor.close()
+
+
+def run_with_optional(*statements: tuple[str, Params], optional: Sequence[tuple[str, Params]]):
+    """:func:`run` ``statements``, then ``optional`` ones, in one round trip, inside the
+    current transaction; if an optional statement fails, only the optional ones are undone
+    (they run inside a savepoint) and the others stand. Whether the optional ones stood.
+
+    For writes whose rows are not read back, with a step that must never fail them.
+    """
+    if not optional:
+        run(*statements)
+        return True
+    if not connection.in_atomic_block:
+        raise RuntimeError("run_with_optional needs a transaction (its savepoint is in it)")
+    try:
+        run(*statements, (_SAVEPOINT, None), *optional, (_RELEASE, None))
+    except DatabaseError as failure:
+        try:  # the savepoint exists only if every statement before it ran
+            # One at a time, outside a pipeline: after a rollback psycopg forgets its
+            # prepared statements and deallocates them on the server with the next
+            # statement, which in a pipeline could come after a statement it prepares.
+            run((_ROLLBACK_TO, None))
+            run((_RELEASE, None))
+        except DatabaseError:
+            raise failure from None
+        logger.warning("an optional statement failed and was undone: %s", failure)
+        return False
+    return True
+
+
+_SAVEPOINT = "SAVEPOINT kit_optional"
+_RELEASE = "RELEASE SAVEPOINT kit_optional"
+_ROLLBACK_TO = "ROLLBACK TO SAVEPOINT kit_optional"
 
 
 def _has_rows(cursor: psycopg.Cursor) -> bool:

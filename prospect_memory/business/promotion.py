@@ -6,8 +6,9 @@ goes with it), an eviction or an expiry takes it out. With a broker the promotio
 after the commit: the write never waits for it and never fails because of it. Without one
 (the default set-up) a store records its entry's promotion in its own transaction (one
 statement in the write's round trip, :func:`in_write`: the two commit or roll back
-together), and the other writes promote right after the commit, where a failure is only
-logged.
+together; should that statement fail, it alone is undone and the promotion is tried again
+after the commit, so it never fails the write), and the other writes promote right after
+the commit, where a failure is only logged.
 ``promotions_backfill`` (beat, every few minutes) repairs whatever a lost task or a
 stopped worker left behind, and ``promotion_lag`` says how far behind the index is.
 

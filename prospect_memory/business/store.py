@@ -16,7 +16,7 @@ from django.utils import timezone
 from outreach import sql
 from outreach.access import Actor
 from outreach.errors import KitError
-from outreach.sql import run
+from outreach.sql import run_with_optional
 from outreach.validation import FieldProblems
 from prospect_memory.business import promotion
 from prospect_memory.business.access import WRITABLE_LAYERS, Place, require_layer_writer
@@ -184,19 +184,21 @@ def entry_store(
         changed = was_indexed or promotion.qualifies(entry)
         indexed = promotion.in_write(entry) if changed else None
         # The version it replaces, the entry, its event, the usage row (and, without a
-        # broker, its promotion) in one round trip.
-        run(
+        # broker, its promotion) in one round trip. A promotion never fails the write: if
+        # its statement fails, it alone is undone and is tried again after the commit.
+        promoted = run_with_optional(
             *history,
             sql.insert(entry) if current is None else sql.update(entry, _written(entry)),
             sql.insert(event_on(actor, EntryEvent.Action.STORE, entry)),
             sql.insert(usage),
-            *([indexed] if indexed else []),
+            optional=[indexed] if indexed else [],
         )
         if entry.embedding_status == pipeline.PENDING:
             # The provider answered before the lock, for a text the write did not store
             # (an alias, a concurrent merge): it can be asked again for this one.
             pipeline.enqueue(ENTRIES, entry.pk, answered=embedded.vector is not None)
-        promotion.schedule([entry, *evicted] if changed and not indexed else evicted)
+        in_index = indexed is not None and promoted
+        promotion.schedule([entry, *evicted] if changed and not in_index else evicted)
     view = EntryView.of(entry)
     if alias is not None:
         view.alias_of, view.key = view.key, alias

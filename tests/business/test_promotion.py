@@ -115,3 +115,42 @@ def test_without_a_broker_a_store_promotes_in_its_own_transaction(admin_actor):
         transaction.set_rollback(True)
     assert promoted() == {}  # it went with the write
     assert not Entry.objects.filter(key="rule:fit").exists()
+
+
+def test_without_a_broker_a_failing_promotion_never_fails_the_store(admin_actor, caplog):
+    """SPEC 13: the store's own promotion statement fails (the index refuses every row):
+    the write stands, whole, and its promotion is tried again after the commit, then left
+    to the backfill."""
+    from django.db import connection
+
+    from prospect_memory.business.models import EntryEvent
+    from prospect_memory.core.models import UsageEvent
+
+    table = Promotion._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE FUNCTION kit_test_refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'the index refuses'; END $$"
+        )
+        cursor.execute(
+            f"CREATE TRIGGER kit_test_refuse BEFORE INSERT ON {table} "
+            "FOR EACH ROW EXECUTE FUNCTION kit_test_refuse()"
+        )
+    try:
+        stored = store(admin_actor, "rule:fit", 90)
+        assert stored.created
+        entry = Entry.objects.get(key="rule:fit")
+        assert (entry.version, entry.confidence, entry.status) == (1, 90, "live")
+        assert EntryEvent.objects.filter(key="rule:fit").count() == 1
+        assert UsageEvent.objects.filter(subject="rule:fit", kind="store").count() == 1
+        assert promoted() == {}
+        assert "the index refuses" in caplog.text
+        stored = store(admin_actor, "rule:fit", 95)  # and the next write of it too
+        assert stored.entry.version == 2
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TRIGGER kit_test_refuse ON {table}")
+            cursor.execute("DROP FUNCTION kit_test_refuse()")
+    assert promoted() == {}
+    promotions_backfill()
+    assert promoted() == {"rule:fit": 2}

@@ -1,7 +1,7 @@
 """Hot-path statements: prepared once per connection, pipelined, errors like Django's."""
 
 import pytest
-from django.db import ProgrammingError, connection, transaction
+from django.db import DatabaseError, ProgrammingError, connection, transaction
 
 from outreach import sql
 from outreach.sql import run, run_one, with_generic_plan
@@ -143,3 +143,34 @@ def test_a_vector_goes_in_binary_on_every_new_connection_and_stores_what_its_tex
         assert same
         assert distance == 0
     assert sql.vector_param(None) is None
+
+
+def test_an_optional_statement_that_fails_is_undone_alone(account):
+    from prospect_memory.core.models import UsageEvent
+
+    def usage(subject):
+        return sql.insert(
+            UsageEvent(account=account, memory="business", kind="store", subject=subject)
+        )
+
+    with transaction.atomic():
+        assert (
+            sql.run_with_optional(usage("kept"), optional=[usage("also"), ("SELECT 1/0", None)])
+            is False
+        )
+        # The same prepared statements serve the next round trip (psycopg deallocates
+        # them after a rollback to a savepoint: in a pipeline, it could do so too late).
+        assert sql.run_with_optional(usage("then"), optional=[usage("with")]) is True
+    subjects = set(UsageEvent.objects.values_list("subject", flat=True))
+    assert subjects == {"kept", "then", "with"}  # "also" went with the failed optional part
+
+
+def test_a_failure_before_the_optional_statements_is_the_callers():
+    with pytest.raises(DatabaseError, match="division by zero"), transaction.atomic():
+        sql.run_with_optional(("SELECT 1/0", None), optional=[("SELECT 1", None)])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_optional_statements_are_only_run_inside_a_transaction():
+    with pytest.raises(RuntimeError, match="transaction"):
+        sql.run_with_optional(("SELECT 1", None), optional=[("SELECT 1", None)])
