@@ -8,6 +8,7 @@ provider had answered, else by the pipeline's task or backfill."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.db import transaction
@@ -67,6 +68,8 @@ from prospect_memory.core import pipeline
 from prospect_memory.core.budget import Embedded, embed_within_budget
 from prospect_memory.core.integrity import Flag
 from prospect_memory.core.models import UsageEvent
+
+logger = logging.getLogger(__name__)
 
 
 def entry_store(
@@ -197,6 +200,10 @@ def entry_store(
             # The provider answered before the lock, for a text the write did not store
             # (an alias, a concurrent merge): it can be asked again for this one.
             pipeline.enqueue(ENTRIES, entry.pk, answered=embedded.vector is not None)
+        if indexed is not None and not promoted:
+            logger.warning(
+                "entry %s: its promotion failed with the write; tried after it", entry.pk
+            )
         in_index = indexed is not None and promoted
         promotion.schedule([entry, *evicted] if changed and not in_index else evicted)
     view = EntryView.of(entry)

@@ -154,3 +154,30 @@ def test_without_a_broker_a_failing_promotion_never_fails_the_store(admin_actor,
     assert promoted() == {}
     promotions_backfill()
     assert promoted() == {"rule:fit": 2}
+
+
+def test_without_a_broker_a_promotion_refused_in_the_write_is_made_after_its_commit(admin_actor):
+    """The index refuses the store's own promotion statement once: the promotion is tried
+    again right after the commit, and stands."""
+    from django.db import connection
+
+    table = Promotion._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE SEQUENCE kit_test_refusals")
+        cursor.execute(
+            "CREATE FUNCTION kit_test_refuse_once() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN IF nextval('kit_test_refusals') = 1 THEN "
+            "RAISE EXCEPTION 'the index refuses once'; END IF; RETURN NEW; END $$"
+        )
+        cursor.execute(
+            f"CREATE TRIGGER kit_test_refuse_once BEFORE INSERT ON {table} "
+            "FOR EACH ROW EXECUTE FUNCTION kit_test_refuse_once()"
+        )
+    try:
+        assert store(admin_actor, "rule:fit", 90).created
+        assert promoted() == {"rule:fit": 1}  # after the commit, with no backfill
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TRIGGER kit_test_refuse_once ON {table}")
+            cursor.execute("DROP FUNCTION kit_test_refuse_once()")
+            cursor.execute("DROP SEQUENCE kit_test_refusals")

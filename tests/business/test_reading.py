@@ -159,6 +159,17 @@ def test_entries_without_a_vector_are_matched_on_keys_the_searcher_may_read(
     assert keys(entries_search(actor=rival_actor, query="tone").results) == ["tone:rivals"]
 
 
+def test_the_key_fallback_leaves_out_entries_compared_by_their_vector(admin_actor, capacity):
+    capacity(SEARCH_MAX_DISTANCE=0.0001)
+    store(admin_actor, "tone:ready", value={"tone": "warm"})  # compared, too far: not shown
+    store(admin_actor, "tone:pending", value={"tone": "warm"})
+    Entry.objects.filter(key="tone:pending").update(embedding=None, embedding_status="pending")
+    found = entries_search(actor=admin_actor, query="tone")
+    assert keys(found.results) == ["tone:pending"]
+    assert found.results[0].distance is None
+    assert found.not_compared == 1
+
+
 @pytest.mark.parametrize(
     ("query", "limit"),
     [("", None), ("   ", None), ("x" * 1001, None), ("a\x00b", None), ("ok", 21)],
