@@ -427,12 +427,10 @@ def entries_search(
         key_match = Q()
         for word in sorted(words)[:10]:
             key_match |= Q(key__icontains=word)
-        compared_model = embedded.model if embedded.vector is not None else None
-        uncompared = _uncompared(actor, layer, category, compared_model)
-        fallback = shown(uncompared).filter(key_match).order_by("-confidence", "key")
-        for entry in fallback[: limit - len(result.results)]:
-            view = EntryView.of(entry)
-            result.results.append(SearchResult(view, None))
+        compared = embedded.model if embedded.vector is not None else None
+        fallback = shown(_uncompared(actor, layer, category, compared)).filter(key_match)
+        for entry in fallback.order_by("-confidence", "key")[: limit - len(result.results)]:
+            result.results.append(SearchResult(EntryView.of(entry), None))
     return result
 
 
