@@ -35,6 +35,8 @@ oauth2_patterns = (
     "oauth2_provider",
 )
 
+handler500 = "kit.views.server_error"
+
 urlpatterns = [
     path("", outreach_views.home, name="home"),
     path("account/switch", outreach_views.account_switch, name="account-switch"),

@@ -1,5 +1,6 @@
 from django.db import connection
 from django.http import JsonResponse
+from django.views import defaults
 from django.views.decorators.http import require_GET
 
 
@@ -17,3 +18,25 @@ def healthz(request):
         },
         status=200 if row else 503,
     )
+
+
+#: Where the clients are programs that read Kit's error envelope, not people.
+_PROGRAM_PATHS = ("/api/", "/mcp", "/o/")
+
+
+def server_error(request):
+    """An unexpected failure (``handler500``): in Kit's error envelope for API, MCP and
+    OAuth clients, Django's page for people. The failure itself is logged by Django."""
+    if request.path.startswith(_PROGRAM_PATHS):
+        return JsonResponse(
+            {
+                "error": {
+                    "code": "server_error",
+                    "message": "Kit failed to answer this request and logged why. Retry "
+                    "later; if it keeps failing, tell the operator.",
+                    "details": {},
+                }
+            },
+            status=500,
+        )
+    return defaults.server_error(request)

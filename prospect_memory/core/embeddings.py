@@ -24,6 +24,7 @@ from django.utils.module_loading import import_string
 from prospect_memory.core import onnx_model
 from prospect_memory.core.conf import core_settings
 from prospect_memory.core.thresholds import Thresholds, distance, thresholds_for
+from prospect_memory.core.vectors import MODEL_NAME_MAX_CHARS
 
 
 class EmbeddingError(Exception):
@@ -109,9 +110,17 @@ def input_text(text: str) -> str:
 
 
 def normalise(vector: list[float]) -> list[float]:
+    """``vector`` at unit length (all zeros stay zeros). Components too small or too large
+    to square (1e-170, 1e300) are first scaled by the largest: unscaled, such a vector kept
+    its length, and pgvector, computing in float32, stored it as zeros whose every
+    distance is NaN."""
     norm = math.sqrt(sum(v * v for v in vector))
-    if norm == 0:
-        return vector
+    if norm == 0 or math.isinf(norm):
+        largest = max((abs(v) for v in vector), default=0.0)
+        if largest == 0:
+            return vector
+        vector = [v / largest for v in vector]
+        norm = math.sqrt(sum(v * v for v in vector))
     return [v / norm for v in vector]
 
 
@@ -327,8 +336,14 @@ class OpenAICompatibleProvider(EmbeddingProvider):
             raise ValueError("an OpenAI-compatible provider needs a model and 1-16,000 dimensions")
         self.base_model = model
         self.dimensions = dimensions
-        # Recorded with every vector: vectors of another model or size are never compared.
-        self.model = f"{model}/{dimensions}"[:100]
+        # Recorded with every vector: vectors of another model or size are never compared,
+        # so the name is never cut (two sizes would share it).
+        self.model = f"{model}/{dimensions}"
+        if len(self.model) > MODEL_NAME_MAX_CHARS:
+            raise ValueError(
+                f"the model name with its dimensions ({self.model!r}) is longer than "
+                f"{MODEL_NAME_MAX_CHARS} characters; use a shorter name for the model"
+            )
         self.base_url = base_url
         self.api_key = api_key or core_settings.OPENAI_API_KEY
         self.send_dimensions = send_dimensions

@@ -17,6 +17,7 @@ from outreach.access import Actor
 from outreach.models import Account, Member
 from prospect_memory.core import integrity
 from prospect_memory.core.crypto import SealedField, unseal
+from prospect_memory.core.vectors import MODEL_NAME_MAX_CHARS
 
 
 class EmbeddingStatus(models.TextChoices):
@@ -35,7 +36,7 @@ class EmbeddedModel(models.Model):
     EmbeddingStatus = EmbeddingStatus
 
     embedding = VectorField(null=True, blank=True)
-    embedding_model = models.CharField(max_length=100, blank=True)
+    embedding_model = models.CharField(max_length=MODEL_NAME_MAX_CHARS, blank=True)
     embedding_status = models.CharField(
         max_length=8, choices=EmbeddingStatus.choices, default=EmbeddingStatus.PENDING
     )

@@ -5,6 +5,9 @@ from __future__ import annotations
 from django.db.models import Case, FloatField, When
 from pgvector.django import CosineDistance
 
+#: The longest model name recorded with a vector (its column's width).
+MODEL_NAME_MAX_CHARS = 100
+
 
 def distance_to(vector: list[float] | None, model: str, *, column: str = "embedding"):
     """Cosine distance to ``vector`` for rows embedded by ``model``; NULL for the rest

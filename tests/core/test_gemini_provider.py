@@ -10,6 +10,7 @@ from prospect_memory.core.embeddings import (
     RetryableEmbeddingError,
 )
 from tests.fakes.gemini import API_KEY, FakeGemini
+from tests.helpers import wait_for
 
 
 @pytest.fixture
@@ -105,6 +106,8 @@ def test_the_provider_sees_only_title_and_body(fake, settings, admin_actor, gemi
     from tests.factories import save_note
 
     save_note(admin_actor, title="Funding", body="Series B of 40M")
+    # A cold SDK can take longer than the save's time budget: its request still arrives.
+    wait_for(lambda: gemini.texts, 10, "the provider's request")
     assert gemini.texts == ["Funding\n\nSeries B of 40M"]
     sent = str(gemini.requests)
     for secret in (

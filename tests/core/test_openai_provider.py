@@ -67,6 +67,21 @@ def test_the_model_name_records_the_size():
         OpenAICompatibleProvider(api_key="k", model="m", dimensions=0)
 
 
+def test_a_model_name_too_long_to_record_whole_fails_the_system_checks(settings):
+    from prospect_memory.core.checks import check_embedding_provider
+
+    # Cut to the column's width, /384 and /3840 would record the same name and their
+    # vectors be compared with each other.
+    settings.PROSPECT_MEMORY = {
+        **settings.PROSPECT_MEMORY,
+        "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.OpenAICompatibleProvider",
+        "EMBEDDING_OPTIONS": {"api_key": "k", "model": "m" * 97, "dimensions": 384},
+    }
+    [problem] = check_embedding_provider(None)
+    assert problem.id == "prospect_memory.E004"
+    assert "shorter name" in problem.msg
+
+
 @pytest.mark.parametrize(
     ("mode", "error"),
     [
@@ -136,6 +151,34 @@ def test_notes_and_entries_are_embedded_and_searched_through_it(fake, settings, 
     assert found.results[0].distance is not None
     assert found.not_compared == 0
     assert fake.texts[0] == "Funding\n\nSeries B of 40M"
+
+
+def test_a_vector_too_small_to_square_is_stored_at_unit_length(fake, settings, admin_actor):
+    """Components of 1e-170 square to 0: unscaled, the vector kept its length and pgvector,
+    in float32, stored zeros whose every distance is NaN."""
+    from prospect_memory.business.models import Entry
+    from prospect_memory.business.selectors import entries_search
+    from prospect_memory.business.store import entry_store
+
+    settings.PROSPECT_MEMORY = {
+        **settings.PROSPECT_MEMORY,
+        "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.OpenAICompatibleProvider",
+        "EMBEDDING_OPTIONS": {
+            "api_key": API_KEY,
+            "base_url": f"{fake.url}/v1",
+            "model": MODEL,
+            "dimensions": NATIVE_DIMENSIONS,
+            "timeout": 2.0,
+        },
+    }
+    fake.mode = "tiny"
+    entry_store(actor=admin_actor, key="brand_voice", value={"tone": "warm"})
+    vector = Entry.objects.get(key="brand_voice").embedding
+    assert math.isclose(math.fsum(float(x) * float(x) for x in vector), 1.0, rel_tol=1e-5)
+    fake.mode = "ok"
+    found = entries_search(actor=admin_actor, query="brand voice tone")
+    assert [r.entry.key for r in found.results] == ["brand_voice"]
+    assert math.isfinite(found.results[0].distance)
 
 
 def test_a_provider_missing_its_options_fails_the_system_checks(settings):

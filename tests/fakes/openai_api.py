@@ -62,6 +62,8 @@ class FakeOpenAI(FakeApi):
             data = data[:-1]
         if mode == "shuffled":  # servers may answer out of order; index says which is which
             data = list(reversed(data))
+        if mode == "tiny":  # a vector too small to square in floating point
+            data = [{**item, "embedding": [v * 1e-170 for v in item["embedding"]]} for item in data]
         if mode == "wrong_size":
             data = [{**item, "embedding": item["embedding"][:-1]} for item in data]
         return self._send(
