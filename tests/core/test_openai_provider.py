@@ -19,6 +19,21 @@ def fake():
     server.stop()
 
 
+def serve_with(fake, settings):
+    """Kit's embedding provider for the test: the OpenAI-compatible one, on ``fake``."""
+    settings.PROSPECT_MEMORY = {
+        **settings.PROSPECT_MEMORY,
+        "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.OpenAICompatibleProvider",
+        "EMBEDDING_OPTIONS": {
+            "api_key": API_KEY,
+            "base_url": f"{fake.url}/v1",
+            "model": MODEL,
+            "dimensions": NATIVE_DIMENSIONS,
+            "timeout": 2.0,
+        },
+    }
+
+
 def provider(fake, **kwargs):
     kwargs.setdefault("api_key", API_KEY)
     kwargs.setdefault("timeout", 2.0)
@@ -132,17 +147,7 @@ def test_notes_and_entries_are_embedded_and_searched_through_it(fake, settings, 
     from prospect_memory.business.store import entry_store
     from tests.factories import save_note
 
-    settings.PROSPECT_MEMORY = {
-        **settings.PROSPECT_MEMORY,
-        "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.OpenAICompatibleProvider",
-        "EMBEDDING_OPTIONS": {
-            "api_key": API_KEY,
-            "base_url": f"{fake.url}/v1",
-            "model": MODEL,
-            "dimensions": NATIVE_DIMENSIONS,
-            "timeout": 2.0,
-        },
-    }
+    serve_with(fake, settings)
     save_note(admin_actor, title="Funding", body="Series B of 40M")
     admin = Actor.for_member(admin_actor.member)
     entry_store(actor=admin, key="brand_voice", value={"tone": "warm"})
@@ -160,17 +165,7 @@ def test_a_vector_too_small_to_square_is_stored_at_unit_length(fake, settings, a
     from prospect_memory.business.selectors import entries_search
     from prospect_memory.business.store import entry_store
 
-    settings.PROSPECT_MEMORY = {
-        **settings.PROSPECT_MEMORY,
-        "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.OpenAICompatibleProvider",
-        "EMBEDDING_OPTIONS": {
-            "api_key": API_KEY,
-            "base_url": f"{fake.url}/v1",
-            "model": MODEL,
-            "dimensions": NATIVE_DIMENSIONS,
-            "timeout": 2.0,
-        },
-    }
+    serve_with(fake, settings)
     fake.mode = "tiny"
     entry_store(actor=admin_actor, key="brand_voice", value={"tone": "warm"})
     vector = Entry.objects.get(key="brand_voice").embedding
