@@ -21,7 +21,6 @@ statements run unprepared.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
@@ -33,8 +32,6 @@ from pgvector.django import VectorField
 from psycopg import adapt, pq
 
 Params = Mapping[str, Any] | Sequence[Any] | None
-
-logger = logging.getLogger(__name__)
 
 
 def run(*statements: tuple[str, Params], prepare: bool = True) -> list[list[tuple] | None]:
@@ -64,16 +61,19 @@ def run(*statements: tuple[str, Params], prepare: bool = True) -> list[list[tupl
                 cursor.close()
 
 
-def run_with_optional(*statements: tuple[str, Params], optional: Sequence[tuple[str, Params]]):
+def run_with_optional(
+    *statements: tuple[str, Params], optional: Sequence[tuple[str, Params]]
+) -> DatabaseError | None:
     """:func:`run` ``statements``, then ``optional`` ones, in one round trip, inside the
     current transaction; if an optional statement fails, only the optional ones are undone
-    (they run inside a savepoint) and the others stand. Whether the optional ones stood.
+    (they run inside a savepoint) and the others stand. The failure undone, if any, for the
+    caller to tell what it was for.
 
     For writes whose rows are not read back, with a step that must never fail them.
     """
     if not optional:
         run(*statements)
-        return True
+        return None
     if not connection.in_atomic_block:
         raise RuntimeError("run_with_optional needs a transaction (its savepoint is in it)")
     try:
@@ -87,9 +87,8 @@ def run_with_optional(*statements: tuple[str, Params], optional: Sequence[tuple[
             run((_RELEASE, None))
         except DatabaseError:
             raise failure from None
-        logger.warning("an optional statement failed and was undone: %s", failure)
-        return False
-    return True
+        return failure
+    return None
 
 
 _SAVEPOINT = "SAVEPOINT kit_optional"

@@ -189,7 +189,7 @@ def entry_store(
         # The version it replaces, the entry, its event, the usage row (and, without a
         # broker, its promotion) in one round trip. A promotion never fails the write: if
         # its statement fails, it alone is undone and is tried again after the commit.
-        promoted = run_with_optional(
+        undone = run_with_optional(
             *history,
             sql.insert(entry) if current is None else sql.update(entry, _written(entry)),
             sql.insert(event_on(actor, EntryEvent.Action.STORE, entry)),
@@ -200,11 +200,11 @@ def entry_store(
             # The provider answered before the lock, for a text the write did not store
             # (an alias, a concurrent merge): it can be asked again for this one.
             pipeline.enqueue(ENTRIES, entry.pk, answered=embedded.vector is not None)
-        if indexed is not None and not promoted:
+        if undone is not None:
             logger.warning(
-                "entry %s: its promotion failed with the write; tried after it", entry.pk
+                "entry %s: promotion failed with the write (%s); tried after it", entry.pk, undone
             )
-        in_index = indexed is not None and promoted
+        in_index = indexed is not None and undone is None
         promotion.schedule([entry, *evicted] if changed and not in_index else evicted)
     view = EntryView.of(entry)
     if alias is not None:
