@@ -10,7 +10,8 @@ memory steps come from it.
 
 ``--confidence 90`` stores entries that go into the knowledge index (promotion after each
 commit: a task with ``CELERY_BROKER_URL`` set, inline without); the default 60 stays out,
-as ``scripts/bench``'s stores do. ``--profile NAME`` prints cProfile's cumulative view of one of them instead; ``--plans``
+as ``scripts/bench``'s stores do. ``--profile NAME`` prints cProfile's view of one of them
+instead (cumulative; ``SORT=tottime`` for the time spent in each function); ``--plans``
 lists the prepared statements PostgreSQL planned anew on more than five calls (a statement
 that should keep a generic plan and does not).
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
 import random
 import statistics
@@ -112,7 +114,7 @@ def main() -> None:
     if args.profile:
         profiler = cProfile.Profile()
         profiler.runcall(mb.measure, paths[args.profile], args.iterations)
-        pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
+        pstats.Stats(profiler).sort_stats(os.environ.get("SORT", "cumulative")).print_stats(40)
         return
     rec, flo = mb.measure_together((recall, floor), args.iterations)
     times = {"recall": rec, "floor": flo}
