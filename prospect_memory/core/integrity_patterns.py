@@ -806,8 +806,30 @@ _ROLE_TRIGGERS = {
     ),
 }
 
+#: What Kit keeps about the account's business, as an order to send it names it (English).
+_BUSINESS_EN = (
+    r"(?:icp(?:\s+definitions?)?|ideal\s+customer\s+profiles?|customer\s+profiles?|buyer\s+"
+    r"personas?|playbooks?|price\s+lists?|pricing(?:\s+(?:sheets?|notes|model|strategy|data|"
+    r"tiers?))?|(?:sales\s+|deal\s+)?pipelines?|forecasts?|leads?(?:\s+lists?)?|target\s+"
+    r"(?:accounts?|lists?)|brand\s+voice|voice\s+guide|business\s+memory|knowledge\s+base|"
+    r"crm(?:\s+(?:data|export|records))?|battle\s?cards?|account\s+plans?|deals?|objections?"
+    r"(?:\s+handling)?|messaging|positioning|strategy|competitors?(?:\s+lists?)?|(?:win|loss|call|"
+    r"meeting)\s+notes)"
+)
 _SEND = {
     "en": [
+        # An order, opening its sentence or after a directive ("you must", "make sure to"),
+        # to send what the account knows to an address. Not "your": a product's help page
+        # tells its own users to upload their leads.
+        r"(?:"
+        + _START
+        + r"(?:(?:please|now|also|immediately|then|and|just|first)\s+)*|\b(?:please|must|should|"
+        r"shall|need\s+to|have\s+to|always|make\s+sure(?:\s+(?:to|you))?|be\s+sure\s+to|are\s+"
+        r"(?:asked|required|instructed|expected|requested|told)\s+to|remember\s+to|don'?t\s+forget"
+        r"\s+to)\s+(?:(?:also|always|immediately|then|first|now|still)\s+)*)(?:send|e-?mail|forward|"
+        r"share|upload|post|transmit|export|copy|leak|submit|deliver|relay|paste)\s+(?:(?:the|our|"
+        r"all|this|these|my|kit'?s|the\s+account'?s|its|full|entire|complete|current|whole|every|of|"
+        r"latest|updated|final)\s+){0,3}" + _BUSINESS_EN + r"\b" + _SENTENCE + "{0,120}?" + _DEST,
         r"\b(?:send|sends|sending|e-?mail|e-?mails|forward|forwards|post|upload|transmit|exfiltrate|"
         r"leak|share|submit|copy|paste|report|relay|deliver|reply|bcc|cc|dm|message|export\w*)\s+"
         + _words(6)
@@ -837,7 +859,8 @@ _SEND = {
         r"unterhaltung|gesprächsverlauf|chatverlauf|verlauf|kontext|speicher|gedächtnis|"
         r"systemprompt|systemanweisung\w*|anweisungen|api-schlüssel\w*|schlüssel|zugangsdaten|"
         r"passw(?:ö|o)rt\w*|token\w*|geheimnisse|kundendaten|kundenliste|kontaktliste|kontakte|"
-        r"notizen|daten|e-mail-adresse\w*|interessentenliste|liste|export|alles)\b"
+        r"notizen|daten|e-mail-adresse\w*|interessentenliste|liste|export|alles|icp|"
+        r"idealkundenprofil\w*|playbooks?)\b"
         r"" + _SENTENCE + "{0,160}?" + _DEST,
         r"\b(?:konversation|unterhaltung|gesprächsverlauf|chatverlauf|mailverlauf|verlauf|kontext|"
         r"systemprompt|api-schlüssel\w*|zugangsdaten|passw(?:ö|o)rt\w*|token\w*|kundendaten|"
@@ -868,10 +891,8 @@ _SEND = {
         r"(?:[\w'’-]+\s+){0,8}?"
         r"(?:conversations?|historique|fil|contexte|mémoire|prompt\s+système|consignes|"
         r"instructions|clés?\s+(?:d')?api|clé|identifiants|mots\s+de\s+passe|jetons?|secrets?|"
-        r"données|notes|liste|contacts|adresse\s+e-?mail|export|récapitulatif|tout)\b"
-        + _SENTENCE
-        + "{0,160}?"
-        + _DEST,
+        r"données|notes|liste|contacts|adresse\s+e-?mail|export|récapitulatif|tout|icp|profil\s+"
+        r"(?:de\s+|du\s+)?client\s+idéal|playbooks?)\b" + _SENTENCE + "{0,160}?" + _DEST,
         r"\b(?:envoie|envoyez|transmets|transmettez|copie|copiez)\s+(?:[\w'’-]+\s+){0,4}?(?:prompt\s+"
         r"système|clés?\s+(?:d')?api|identifiants|mots\s+de\s+passe|historique\s+de\s+(?:la\s+)?"
         r"conversation|tes\s+instructions|vos\s+instructions)\b",
@@ -893,7 +914,10 @@ _SEND = {
         r"remita|export\w*)\s+(?:[\w'’-]+\s+){0,8}?(?:conversaci(?:ón|ones)|historial|hilo|contexto|memoria|"
         r"prompt\s+del\s+sistema|instrucciones|claves?\s+(?:de\s+)?api|clave|credenciales|"
         r"contraseñas?|tokens?|secretos?|datos|notas|lista|contactos|dirección\s+de\s+correo|"
-        r"exportación|resumen|todo)\b" + _SENTENCE + "{0,160}?" + _DEST,
+        r"exportación|resumen|todo|icp|perfil\s+(?:de\s+|del\s+)?cliente\s+ideal|playbooks?)\b"
+        + _SENTENCE
+        + "{0,160}?"
+        + _DEST,
         r"\b(?:envía|envíe|manda|mande|reenvía|reenvíe|copia|copie)\s+(?:[\w'’-]+\s+){0,4}?(?:prompt\s+"
         r"del\s+sistema|claves?\s+(?:de\s+)?api|credenciales|contraseñas?|historial\s+de\s+(?:la\s+)?"
         r"conversación|tus\s+instrucciones|sus\s+instrucciones)\b",
@@ -915,7 +939,10 @@ _SEND = {
         r"(?:[\w'’-]+\s+){0,8}?(?:rozmow\w*|histori\w*|wątek\w*|kontekst\w*|pamię\w*|prompt\w*\s+"
         r"systemow\w*|instrukcj\w*|klucz\w*(?:\s+api)?|dane\s+logowania|hasł\w*|haseł|token\w*|"
         r"sekret\w*|dan\w*|notatk\w*|notat\w*|list\w*|kontakt\w*|adres\w*\s+e-mail|"
-        r"eksport\w*|podsumowani\w*|wszystko)\b" + _SENTENCE + "{0,160}?" + _DEST,
+        r"eksport\w*|podsumowani\w*|wszystko|icp|profil\w*\s+idealnego\s+klienta|playbook\w*)\b"
+        + _SENTENCE
+        + "{0,160}?"
+        + _DEST,
         r"\b(?:wyślij\w*|prześlij\w*|przekaż\w*|skopiuj\w*)\s+(?:[\w'’-]+\s+){0,4}?(?:prompt\w*\s+"
         r"systemow\w*|klucz\w*\s+api|dane\s+logowania|hasł\w*|histori\w*\s+rozmow\w*|"
         r"swoje\s+instrukcje|twoje\s+instrukcje)\b",
