@@ -334,7 +334,7 @@ _FUNCTION_WORDS = {
 #: Per language: (whole words, word stems) an order to an AI can hardly do without.
 _ORDER_WORDS = {
     "de": (
-        frozenset({"ki", "du", "dich", "dir", "bitte", "deine", "deinen"}),
+        frozenset({"ki", "du", "dich", "dir", "bitte", "deine", "deinen", "gib"}),
         (
             "anweis",
             "ignorier",
@@ -347,15 +347,40 @@ _ORDER_WORDS = {
             "agenten",
             "schick",
             "sende",
+            "übermittel",
+            "weiterleit",
         ),
     ),
     "fr": (
         frozenset({"ia", "tu", "toi", "ton", "tes", "vous", "votre"}),
-        ("consigne", "ignorez", "oubli", "utilisat", "envoie", "envoyez", "désormais"),
+        (
+            "consigne",
+            "ignorez",
+            "oubli",
+            "utilisat",
+            "envoie",
+            "envoy",
+            "transmet",
+            "parvenir",
+            "désormais",
+        ),
     ),
     "es": (
         frozenset({"ia", "tú", "tus", "usted", "ahora"}),
-        ("instruccion", "ignora", "olvid", "usuario", "asistente", "agente", "envía"),
+        (
+            "instruccion",
+            "ignora",
+            "olvid",
+            "usuario",
+            "asistente",
+            "agente",
+            "envía",
+            "manda",
+            "mande",
+            "reenví",
+            "haz llegar",
+            "haga llegar",
+        ),
     ),
     "pl": (
         frozenset({"ty", "ci", "pan", "pani", "teraz", "kto", "niech"}),
@@ -370,6 +395,8 @@ _ORDER_WORDS = {
             "asysten",
             "wyślij",
             "prześlij",
+            "przekaż",
+            "udostępnij",
         ),
     ),
 }

@@ -806,30 +806,114 @@ _ROLE_TRIGGERS = {
     ),
 }
 
-#: What Kit keeps about the account's business, as an order to send it names it (English).
+#: What Kit keeps about the account's business, by the names research about other companies
+#: hardly puts in an order to send somewhere (English). Not leads, deals, forecasts or the
+#: pipeline: integration pages and sales teams send those to addresses every day.
 _BUSINESS_EN = (
-    r"(?:icp(?:\s+definitions?)?|ideal\s+customer\s+profiles?|customer\s+profiles?|buyer\s+"
-    r"personas?|playbooks?|price\s+lists?|pricing(?:\s+(?:sheets?|notes|model|strategy|data|"
-    r"tiers?))?|(?:sales\s+|deal\s+)?pipelines?|forecasts?|leads?(?:\s+lists?)?|target\s+"
-    r"(?:accounts?|lists?)|brand\s+voice|voice\s+guide|business\s+memory|knowledge\s+base|"
-    r"crm(?:\s+(?:data|export|records))?|battle\s?cards?|account\s+plans?|deals?|objections?"
-    r"(?:\s+handling)?|messaging|positioning|strategy|competitors?(?:\s+lists?)?|(?:win|loss|call|"
-    r"meeting)\s+notes)"
+    r"(?:icp(?:\s+definitions?)?|ideal[\s-]+(?:customer|buyer)[\s-]+profiles?|playbooks?|"
+    r"business\s+memory|pricing\s+notes|battle\s?cards?|brand\s+voice(?:\s+guide)?|target\s+"
+    r"accounts?(?:\s+lists?)?)"
 )
+# Where an order to an agent begins: its sentence or clause (after a comma too, or a list
+# marker or emphasis), or a directive ("must", "make sure to", "could you").
+_ORDER_EN = (
+    r"(?:(?:^|(?<=[.!?:;,\n>(\[\"„“«*|—–])\s*|(?<=\s[-–—]\s)|(?<=\.\.\.\s))"
+    r"(?:[-•→]\s+|\d+[.)]\s+)?\**(?:(?:please|kindly|now|also|immediately|then|and|just|first|"
+    r"go\s+ahead\s+and)\s+)*|\b(?:please|kindly|must|should|shall|need\s+to|have\s+to|has\s+to|"
+    r"ought\s+to|always|make\s+sure(?:\s+(?:to|you))?|be\s+sure\s+to|are\s+(?:asked|required|"
+    r"instructed|expected|requested|told)\s+to|remember\s+to|don'?t\s+forget\s+to|(?:could|can|"
+    r"would|will)\s+you(?:\s+please)?|we\s+need\s+you\s+to|(?:it\s+is|it's)\s+(?:important|"
+    r"essential|required|mandatory)\s+(?:that\s+you|to)|you'll|you\s+will)\s+"
+    r"(?:(?:also|always|immediately|then|first|now|still|kindly)\s+)*)"
+)
+_SEND_VERB_EN = (
+    r"(?:send(?:\s+(?:over|across|along|back))?|e-?mail|mail|forward|share(?:\s+a\s+copy\s+of)?|"
+    r"upload|post|transmit|export|copy|leak|submit|deliver|relay|paste|dispatch|hand\s+over|"
+    r"pass\s+(?:along|on)|drop)\b\**"
+)
+# The address the order sends to, right after "to", "with" or "into" (not a link the
+# sentence merely shows: "share this playbook with your team: https://...").
+_TO_DEST = r"\s+(?:to|with|into|onto)\s+(?:(?:the|our|this|my|an?)\s+)?" + _DEST
+#: The words between what an order sends and the address it sends to ("the ICP and the
+#: playbooks (v2) to ...").
+_THEN = r"\b(?:[\s,]+[\w'’&()!-]+){0,6}?\s+"
+
+
+def _to(prepositions: str) -> str:
+    """The address an order sends to, right after one of ``prepositions`` (and perhaps a
+    word such as "the address"): not a link the sentence merely shows."""
+    return rf"\s*(?:{prepositions})\s+(?:[\w'’-]+\s+)?{_DEST}"
+
+
+#: The account's business by name, and an order to send it to an address, in the other
+#: languages (the English one is above): the ICP, playbooks, price lists.
+_BUSINESS_SEND = {
+    "de": [
+        r"\b(?:sende\w*|send|schick\w*|übersend\w*|übermittel\w*|übermittle|leite\w*|mail\w*|gib|"
+        r"kopier\w*)\s+(?:[\w'’-]+\s+){0,3}?(?:[\w-]*icp|idealkundenprofil\w*|[\w-]*playbooks?|"
+        r"preisliste\w*|preisnotizen|battlecards?)" + _THEN + _to("an|nach|auf"),
+        r"\b(?:[\w-]*icp|idealkundenprofil\w*|[\w-]*playbooks?|preisliste\w*)"
+        + _THEN
+        + r"(?:sind|ist|muss|müssen|soll|sollen|werden|wird)\s+(?:[\w'’-]+\s+){0,2}?an\s+"
+        + _DEST
+        + r"\s+(?:zu\s+)?(?:send\w*|schick\w*|übermittel\w*|weiterzuleiten|weitergeleitet|"
+        r"gesendet|geschickt|übermittelt)",
+    ],
+    "fr": [
+        r"\b(?:envoi\w*|envoy\w*|transmet\w*|transf[eè]r\w*|fai(?:tes|s)\s+parvenir|partage\w*|"
+        r"copie\w*|expédie\w*)\s+(?:[\w'’-]+\s+){0,3}?(?:l')?(?:icp|profil\s+(?:de\s+|du\s+)?client"
+        r"\s+idéal|playbooks?|grilles?\s+tarifaires?)" + _THEN + _to("à|au|aux|vers"),
+        r"\b(?:icp|profil\s+(?:de\s+|du\s+)?client\s+idéal|playbooks?|grilles?\s+tarifaires?)"
+        + _THEN
+        + r"(?:doit|doivent|devra|devront)\s+être\s+(?:envoy|transmis|transféré|partagé)\w*"
+        + _to("à|au|aux|vers"),
+    ],
+    "es": [
+        r"\b(?:envía|envíe|envia|enviar|envíen|manda|mande|mandar|reenvía|reenvíe|comparte|"
+        r"comparta|ha(?:z|ga)\s+llegar|remite|remita|copia|copie)\s+(?:[\w'’-]+\s+){0,3}?(?:icp|"
+        r"perfil\s+(?:de\s+|del\s+)?cliente\s+ideal|playbooks?|listas?\s+de\s+precios|tarifas)"
+        + _THEN
+        + _to("a|al|hacia"),
+        r"\b(?:icp|perfil\s+(?:de\s+|del\s+)?cliente\s+ideal|playbooks?|listas?\s+de\s+precios)"
+        + _THEN
+        + r"(?:debe|deben|tiene\s+que|tienen\s+que)\s+(?:ser\s+)?(?:enviad|remitid|compartid)\w*"
+        + _to("a|al|hacia"),
+    ],
+    "pl": [
+        r"\b(?:wyślij\w*|prześlij\w*|przekaż\w*|udostępnij\w*|skopiuj\w*|wrzuć\w*)\s+"
+        r"(?:[\w'’-]+\s+){0,3}?(?:icp|profil\w*\s+idealnego\s+klienta|playbook\w*|cennik\w*)"
+        + _THEN
+        + _to("na|do"),
+        r"\b(?:icp|profil\w*\s+idealnego\s+klienta|playbook\w*|cennik\w*)"
+        + _THEN
+        + r"(?:należy|trzeba|musi\s+zostać|ma\s+zostać|powinien\s+zostać|powinny\s+zostać)\s+"
+        r"(?:wysła\w*|przesła\w*|przekaza\w*|wysłany|przesłany|przekazany)" + _to("na|do"),
+    ],
+}
+
+
 _SEND = {
     "en": [
-        # An order, opening its sentence or after a directive ("you must", "make sure to"),
-        # to send what the account knows to an address. Not "your": a product's help page
-        # tells its own users to upload their leads.
-        r"(?:"
-        + _START
-        + r"(?:(?:please|now|also|immediately|then|and|just|first)\s+)*|\b(?:please|must|should|"
-        r"shall|need\s+to|have\s+to|always|make\s+sure(?:\s+(?:to|you))?|be\s+sure\s+to|are\s+"
-        r"(?:asked|required|instructed|expected|requested|told)\s+to|remember\s+to|don'?t\s+forget"
-        r"\s+to)\s+(?:(?:also|always|immediately|then|first|now|still)\s+)*)(?:send|e-?mail|forward|"
-        r"share|upload|post|transmit|export|copy|leak|submit|deliver|relay|paste)\s+(?:(?:the|our|"
-        r"all|this|these|my|kit'?s|the\s+account'?s|its|full|entire|complete|current|whole|every|of|"
-        r"latest|updated|final)\s+){0,3}" + _BUSINESS_EN + r"\b" + _SENTENCE + "{0,120}?" + _DEST,
+        # An order to send what the account knows to an address. Not "your ...": a
+        # product's help page tells its own users what to do with their playbooks.
+        _ORDER_EN
+        + _SEND_VERB_EN
+        + r"\s+(?:(?!your\b|their\b|his\b|her\b)[\w'’-]+\s+){0,3}?"
+        + _BUSINESS_EN
+        + r"\b(?:[\s,]+[\w'’&()!-]+){0,6}?"
+        + _TO_DEST,
+        # ... said in the passive ("the ICP must be forwarded to ..."), or address first.
+        r"\b"
+        + _BUSINESS_EN
+        + r"\b(?:[\s,]+[\w'’&()-]+){0,6}?\s+(?:must|should|shall|needs?\s+to|is\s+to|are\s+to|"
+        r"has\s+to|have\s+to|gets?|will)\s+(?:also\s+)?(?:be\s+)?(?:sent|forwarded|e-?mailed|"
+        r"mailed|shared|uploaded|submitted|delivered|posted|copied|exported)" + _TO_DEST,
+        _ORDER_EN
+        + r"(?:e-?mail|mail|message|reply\s+to|write\s+to)\s+"
+        + _EMAIL
+        + r"\s+(?:with\s+)?(?:[\w'’-]+\s+){0,3}?"
+        + _BUSINESS_EN
+        + r"\b",
         r"\b(?:send|sends|sending|e-?mail|e-?mails|forward|forwards|post|upload|transmit|exfiltrate|"
         r"leak|share|submit|copy|paste|report|relay|deliver|reply|bcc|cc|dm|message|export\w*)\s+"
         + _words(6)
@@ -859,8 +943,7 @@ _SEND = {
         r"unterhaltung|gesprächsverlauf|chatverlauf|verlauf|kontext|speicher|gedächtnis|"
         r"systemprompt|systemanweisung\w*|anweisungen|api-schlüssel\w*|schlüssel|zugangsdaten|"
         r"passw(?:ö|o)rt\w*|token\w*|geheimnisse|kundendaten|kundenliste|kontaktliste|kontakte|"
-        r"notizen|daten|e-mail-adresse\w*|interessentenliste|liste|export|alles|icp|"
-        r"idealkundenprofil\w*|playbooks?)\b"
+        r"notizen|daten|e-mail-adresse\w*|interessentenliste|liste|export|alles)\b"
         r"" + _SENTENCE + "{0,160}?" + _DEST,
         r"\b(?:konversation|unterhaltung|gesprächsverlauf|chatverlauf|mailverlauf|verlauf|kontext|"
         r"systemprompt|api-schlüssel\w*|zugangsdaten|passw(?:ö|o)rt\w*|token\w*|kundendaten|"
@@ -891,8 +974,10 @@ _SEND = {
         r"(?:[\w'’-]+\s+){0,8}?"
         r"(?:conversations?|historique|fil|contexte|mémoire|prompt\s+système|consignes|"
         r"instructions|clés?\s+(?:d')?api|clé|identifiants|mots\s+de\s+passe|jetons?|secrets?|"
-        r"données|notes|liste|contacts|adresse\s+e-?mail|export|récapitulatif|tout|icp|profil\s+"
-        r"(?:de\s+|du\s+)?client\s+idéal|playbooks?)\b" + _SENTENCE + "{0,160}?" + _DEST,
+        r"données|notes|liste|contacts|adresse\s+e-?mail|export|récapitulatif|tout)\b"
+        + _SENTENCE
+        + "{0,160}?"
+        + _DEST,
         r"\b(?:envoie|envoyez|transmets|transmettez|copie|copiez)\s+(?:[\w'’-]+\s+){0,4}?(?:prompt\s+"
         r"système|clés?\s+(?:d')?api|identifiants|mots\s+de\s+passe|historique\s+de\s+(?:la\s+)?"
         r"conversation|tes\s+instructions|vos\s+instructions)\b",
@@ -914,10 +999,7 @@ _SEND = {
         r"remita|export\w*)\s+(?:[\w'’-]+\s+){0,8}?(?:conversaci(?:ón|ones)|historial|hilo|contexto|memoria|"
         r"prompt\s+del\s+sistema|instrucciones|claves?\s+(?:de\s+)?api|clave|credenciales|"
         r"contraseñas?|tokens?|secretos?|datos|notas|lista|contactos|dirección\s+de\s+correo|"
-        r"exportación|resumen|todo|icp|perfil\s+(?:de\s+|del\s+)?cliente\s+ideal|playbooks?)\b"
-        + _SENTENCE
-        + "{0,160}?"
-        + _DEST,
+        r"exportación|resumen|todo)\b" + _SENTENCE + "{0,160}?" + _DEST,
         r"\b(?:envía|envíe|manda|mande|reenvía|reenvíe|copia|copie)\s+(?:[\w'’-]+\s+){0,4}?(?:prompt\s+"
         r"del\s+sistema|claves?\s+(?:de\s+)?api|credenciales|contraseñas?|historial\s+de\s+(?:la\s+)?"
         r"conversación|tus\s+instrucciones|sus\s+instrucciones)\b",
@@ -939,10 +1021,7 @@ _SEND = {
         r"(?:[\w'’-]+\s+){0,8}?(?:rozmow\w*|histori\w*|wątek\w*|kontekst\w*|pamię\w*|prompt\w*\s+"
         r"systemow\w*|instrukcj\w*|klucz\w*(?:\s+api)?|dane\s+logowania|hasł\w*|haseł|token\w*|"
         r"sekret\w*|dan\w*|notatk\w*|notat\w*|list\w*|kontakt\w*|adres\w*\s+e-mail|"
-        r"eksport\w*|podsumowani\w*|wszystko|icp|profil\w*\s+idealnego\s+klienta|playbook\w*)\b"
-        + _SENTENCE
-        + "{0,160}?"
-        + _DEST,
+        r"eksport\w*|podsumowani\w*|wszystko)\b" + _SENTENCE + "{0,160}?" + _DEST,
         r"\b(?:wyślij\w*|prześlij\w*|przekaż\w*|skopiuj\w*)\s+(?:[\w'’-]+\s+){0,4}?(?:prompt\w*\s+"
         r"systemow\w*|klucz\w*\s+api|dane\s+logowania|hasł\w*|histori\w*\s+rozmow\w*|"
         r"swoje\s+instrukcje|twoje\s+instrukcje)\b",
@@ -1491,6 +1570,10 @@ def rules() -> list[tuple[str, Rule]]:
         ]
         found.append((language, Rule("role", _ROLE_TRIGGERS[language], _ROLE[language])))
         found += [(language, Rule("send", _SEND_TRIGGERS, pattern)) for pattern in _SEND[language]]
+        found += [
+            (language, Rule("send", _SEND_TRIGGERS, pattern))
+            for pattern in _BUSINESS_SEND.get(language, [])
+        ]
         found += [
             (language, Rule("tool", _TOOL_TRIGGERS[language], pattern))
             for pattern in _TOOL[language]
