@@ -11,7 +11,7 @@ memory steps come from it.
 ``--confidence 90`` stores entries that go into the knowledge index (promotion after each
 commit: a task with ``CELERY_BROKER_URL`` set, inline without); the default 60 stays out,
 as ``scripts/bench``'s stores do. ``--profile NAME`` prints cProfile's view of one of them
-instead (cumulative; ``SORT=tottime`` for the time spent in each function); ``--plans``
+instead (``--sort tottime``: by the time spent in each function, not under it); ``--plans``
 lists the prepared statements PostgreSQL planned anew on more than five calls (a statement
 that should keep a generic plan and does not).
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import os
 import pstats
 import random
 import statistics
@@ -43,6 +42,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--iterations", type=int, default=300)
     parser.add_argument("--profile", choices=PATHS, help="cProfile one path instead")
+    parser.add_argument(
+        "--sort", choices=("cumulative", "tottime"), default="cumulative", help="of --profile"
+    )
     parser.add_argument("--plans", action="store_true", help="list statements planned anew")
     parser.add_argument("--confidence", type=int, default=60, help="of the stored entries")
     args = parser.parse_args()
@@ -114,7 +116,7 @@ def main() -> None:
     if args.profile:
         profiler = cProfile.Profile()
         profiler.runcall(mb.measure, paths[args.profile], args.iterations)
-        pstats.Stats(profiler).sort_stats(os.environ.get("SORT", "cumulative")).print_stats(40)
+        pstats.Stats(profiler).sort_stats(args.sort).print_stats(40)
         return
     rec, flo = mb.measure_together((recall, floor), args.iterations)
     times = {"recall": rec, "floor": flo}

@@ -49,6 +49,14 @@ def checks_cost(rounds: int = 5) -> dict:
         note(clean_bodies.encode()[: 10 * 1024].decode(errors="ignore"))
     ]
     groups["10 KB of trigger words ('ai: ia: ')"] = [note(("ai: ia: " * 1500)[: 10 * 1024])]
+    # Long runs a pattern could read to their end from every position: the address keeps
+    # the sending rules on, "İ" (longer in lower case) keeps the text from being windowed.
+    groups["16 KB run of hyphenated letters, an address ('a-a-a-')"] = [
+        note("bitte İ x@y.example " + "a-" * 8000)
+    ]
+    groups["16 KB of one directive, an address ('always ')"] = [
+        note("İ x@y.example " + "always " * 2300)
+    ]
     groups["16 KB entry of 3,000 short strings"] = [
         {"kind": "entry", "key": "k", "value": ["ai"] * 3000}
     ]

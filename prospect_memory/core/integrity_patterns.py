@@ -21,7 +21,9 @@ class Rule(NamedTuple):
     pattern: str
 
 
-_EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+# An address read from the start of its run of characters only: tried at every position of a
+# long run without an "@" ("a-a-a-..."), it would read the run to its end from each.
+_EMAIL = r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 _URL = r"(?:https?://|www\.)\S+"
 _DEST = rf"(?:{_EMAIL}|{_URL}|webhook|endpoint)"
 _W = r"[\w'’-]+"
@@ -815,82 +817,101 @@ _BUSINESS_EN = (
     r"accounts?(?:\s+lists?)?)"
 )
 # Where an order to an agent begins: its sentence or clause (after a comma too, or a list
-# marker or emphasis), or a directive ("must", "make sure to", "could you").
+# marker or emphasis), or a directive ("must", "make sure to", "could you"). Each run of
+# words is bounded: a text of "always always ..." must not make every start read to its end.
 _ORDER_EN = (
     r"(?:(?:^|(?<=[.!?:;,\n>(\[\"„“«*|—–])\s*|(?<=\s[-–—]\s)|(?<=\.\.\.\s))"
     r"(?:[-•→]\s+|\d+[.)]\s+)?\**(?:(?:please|kindly|now|also|immediately|then|and|just|first|"
-    r"go\s+ahead\s+and)\s+)*|\b(?:please|kindly|must|should|shall|need\s+to|have\s+to|has\s+to|"
-    r"ought\s+to|always|make\s+sure(?:\s+(?:to|you))?|be\s+sure\s+to|are\s+(?:asked|required|"
+    r"go\s+ahead\s+and)\s+){0,4}|\b(?:please|kindly|must|should|shall|need\s+to|have\s+to|has\s+"
+    r"to|ought\s+to|always|make\s+sure(?:\s+(?:to|you))?|be\s+sure\s+to|are\s+(?:asked|required|"
     r"instructed|expected|requested|told)\s+to|remember\s+to|don'?t\s+forget\s+to|(?:could|can|"
     r"would|will)\s+you(?:\s+please)?|we\s+need\s+you\s+to|(?:it\s+is|it's)\s+(?:important|"
     r"essential|required|mandatory)\s+(?:that\s+you|to)|you'll|you\s+will)\s+"
-    r"(?:(?:also|always|immediately|then|first|now|still|kindly)\s+)*)"
+    r"(?:(?:also|always|immediately|then|first|now|still|kindly)\s+){0,3})"
 )
 _SEND_VERB_EN = (
     r"(?:send(?:\s+(?:over|across|along|back))?|e-?mail|mail|forward|share(?:\s+a\s+copy\s+of)?|"
     r"upload|post|transmit|export|copy|leak|submit|deliver|relay|paste|dispatch|hand\s+over|"
     r"pass\s+(?:along|on)|drop)\b\**"
 )
-# The address the order sends to, right after "to", "with" or "into" (not a link the
-# sentence merely shows: "share this playbook with your team: https://...").
-_TO_DEST = r"\s+(?:to|with|into|onto)\s+(?:(?:the|our|this|my|an?)\s+)?" + _DEST
-#: The words between what an order sends and the address it sends to ("the ICP and the
-#: playbooks (v2) to ...").
-_THEN = r"\b(?:[\s,]+[\w'’&()!-]+){0,6}?\s+"
+#: What may stand between "to" and the address an English order sends to ("to our webhook").
+_DETERMINER = r"(?:the|our|this|my|an?)"
+#: The few words between what an order sends and the address it sends to ("the ICP and
+#: the playbooks (v2) to ...").
+_FEW_WORDS = r"\b(?:[\s,]+[\w'’&()!-]+){0,6}?\s+"
 
 
-def _to(prepositions: str) -> str:
-    """The address an order sends to, right after one of ``prepositions`` (and perhaps a
-    word such as "the address"): not a link the sentence merely shows."""
-    return rf"\s*(?:{prepositions})\s+(?:[\w'’-]+\s+)?{_DEST}"
+def _to(prepositions: str, lead: str = r"[\w'’-]+") -> str:
+    """The address an order sends to, right after one of ``prepositions`` and at most one
+    ``lead`` word ("the", "adres"): not a link the sentence merely shows ("share this
+    playbook with your team: https://...")."""
+    return rf"\s*(?:{prepositions})\s+(?:{lead}\s+)?{_DEST}"
 
+
+# Where an order begins in the other languages: its sentence or clause, perhaps after
+# "please". Not a verb anywhere: "La empresa envía su lista de precios a clientes@..."
+# describes, in the very words an order uses.
+_ORDER_OPENS = (
+    r"(?:^|(?<=[.!?:;,\n>(\[\"„“«*|—–])\s*)(?:[-•→]\s+|\d+[.)]\s+)?\**(?:bitte,?\s+|por\s+favor,?"
+    r"\s+|merci\s+d['’]|merci\s+de\s+|veuillez\s+|proszę,?\s+)?"
+)
+#: Whose the thing sent is, when a sentence describes what a company does with its own.
+_THEIRS = r"(?!(?:su|sus|sa|ses|son|leur|leurs|sein\w*|ihr\w*|jego|jej|ich|swo\w*)\b)"
 
 #: The account's business by name, and an order to send it to an address, in the other
-#: languages (the English one is above): the ICP, playbooks, price lists.
+#: languages (the English one is in ``_SEND``): the ICP, playbooks, price lists.
 _BUSINESS_SEND = {
     "de": [
-        r"\b(?:sende\w*|send|schick\w*|übersend\w*|übermittel\w*|übermittle|leite\w*|mail\w*|gib|"
-        r"kopier\w*)\s+(?:[\w'’-]+\s+){0,3}?(?:[\w-]*icp|idealkundenprofil\w*|[\w-]*playbooks?|"
-        r"preisliste\w*|preisnotizen|battlecards?)" + _THEN + _to("an|nach|auf"),
-        r"\b(?:[\w-]*icp|idealkundenprofil\w*|[\w-]*playbooks?|preisliste\w*)"
-        + _THEN
-        + r"(?:sind|ist|muss|müssen|soll|sollen|werden|wird)\s+(?:[\w'’-]+\s+){0,2}?an\s+"
+        _ORDER_OPENS
+        + r"(?:sende\w*|send|schick\w*|übersend\w*|übermittel\w*|übermittle|leite\w*|mail\w*|"
+        r"gib|kopier\w*)\s+(?:" + _THEIRS + r"[\w'’-]+\s+){0,3}?(?:[\w-]{0,30}icp|"
+        r"idealkundenprofil\w*|[\w-]{0,30}playbooks?|preisliste\w*|preisnotizen|battlecards?)"
+        + _FEW_WORDS
+        + _to("an|nach|auf|mit"),
+        # "... sind an x@... zu senden", "... muss an x@... geschickt werden".
+        r"\b(?:[\w-]{0,30}icp|idealkundenprofil\w*|[\w-]{0,30}playbooks?|preisliste\w*)"
+        + _FEW_WORDS
+        + r"(?:sind|ist|muss|müssen|soll|sollen)\s+(?:[\w'’-]+\s+){0,2}?an\s+"
         + _DEST
-        + r"\s+(?:zu\s+)?(?:send\w*|schick\w*|übermittel\w*|weiterzuleiten|weitergeleitet|"
-        r"gesendet|geschickt|übermittelt)",
+        + r"\s+(?:zu\s+(?:senden|schicken|übermitteln)|weiterzuleiten|(?:gesendet|geschickt|"
+        r"übermittelt|weitergeleitet)\s+werden)",
     ],
     "fr": [
-        r"\b(?:envoi\w*|envoy\w*|transmet\w*|transf[eè]r\w*|fai(?:tes|s)\s+parvenir|partage\w*|"
-        r"copie\w*|expédie\w*)\s+(?:[\w'’-]+\s+){0,3}?(?:l')?(?:icp|profil\s+(?:de\s+|du\s+)?client"
-        r"\s+idéal|playbooks?|grilles?\s+tarifaires?)" + _THEN + _to("à|au|aux|vers"),
+        _ORDER_OPENS
+        + r"(?:envoi\w*|envoy\w*|transmet\w*|transf[eéè]r\w*|fai(?:tes|s)\s+parvenir|partage\w*|"
+        r"copie\w*|expédie\w*)\s+(?:" + _THEIRS + r"[\w'’-]+\s+){0,3}?(?:l['’])?(?:icp|profil\s+"
+        r"(?:de\s+|du\s+)?client\s+idéal|playbooks?|grilles?\s+tarifaires?)"
+        + _FEW_WORDS
+        + _to("à|au|aux|vers|avec"),
         r"\b(?:icp|profil\s+(?:de\s+|du\s+)?client\s+idéal|playbooks?|grilles?\s+tarifaires?)"
-        + _THEN
+        + _FEW_WORDS
         + r"(?:doit|doivent|devra|devront)\s+être\s+(?:envoy|transmis|transféré|partagé)\w*"
         + _to("à|au|aux|vers"),
     ],
     "es": [
-        r"\b(?:envía|envíe|envia|enviar|envíen|manda|mande|mandar|reenvía|reenvíe|comparte|"
-        r"comparta|ha(?:z|ga)\s+llegar|remite|remita|copia|copie)\s+(?:[\w'’-]+\s+){0,3}?(?:icp|"
-        r"perfil\s+(?:de\s+|del\s+)?cliente\s+ideal|playbooks?|listas?\s+de\s+precios|tarifas)"
-        + _THEN
-        + _to("a|al|hacia"),
+        _ORDER_OPENS
+        + r"(?:envía|envíe|envia|enviar|envíen|manda|mande|mandar|reenvía|reenvíe|comparte|"
+        r"comparta|ha(?:z|ga)\s+llegar|remite|remita|copia|copie)\s+(?:" + _THEIRS + r"[\w'’-]+"
+        r"\s+){0,3}?(?:icp|perfil\s+(?:de\s+|del\s+)?cliente\s+ideal|playbooks?|listas?\s+de\s+"
+        r"precios)" + _FEW_WORDS + _to("a|al|hacia|con"),
         r"\b(?:icp|perfil\s+(?:de\s+|del\s+)?cliente\s+ideal|playbooks?|listas?\s+de\s+precios)"
-        + _THEN
+        + _FEW_WORDS
         + r"(?:debe|deben|tiene\s+que|tienen\s+que)\s+(?:ser\s+)?(?:enviad|remitid|compartid)\w*"
         + _to("a|al|hacia"),
     ],
     "pl": [
-        r"\b(?:wyślij\w*|prześlij\w*|przekaż\w*|udostępnij\w*|skopiuj\w*|wrzuć\w*)\s+"
-        r"(?:[\w'’-]+\s+){0,3}?(?:icp|profil\w*\s+idealnego\s+klienta|playbook\w*|cennik\w*)"
-        + _THEN
-        + _to("na|do"),
+        _ORDER_OPENS
+        + r"(?:wyślij\w*|prześlij\w*|przekaż\w*|udostępnij\w*|skopiuj\w*|wrzuć\w*)\s+(?:"
+        + _THEIRS
+        + r"[\w'’-]+\s+){0,3}?(?:icp|profil\w*\s+idealnego\s+klienta|playbook\w*|cennik\w*)"
+        + _FEW_WORDS
+        + _to("na|do|z"),
         r"\b(?:icp|profil\w*\s+idealnego\s+klienta|playbook\w*|cennik\w*)"
-        + _THEN
+        + _FEW_WORDS
         + r"(?:należy|trzeba|musi\s+zostać|ma\s+zostać|powinien\s+zostać|powinny\s+zostać)\s+"
-        r"(?:wysła\w*|przesła\w*|przekaza\w*|wysłany|przesłany|przekazany)" + _to("na|do"),
+        r"(?:wysła\w*|przesła\w*|przekaza\w*)" + _to("na|do"),
     ],
 }
-
 
 _SEND = {
     "en": [
@@ -898,16 +919,17 @@ _SEND = {
         # product's help page tells its own users what to do with their playbooks.
         _ORDER_EN
         + _SEND_VERB_EN
-        + r"\s+(?:(?!your\b|their\b|his\b|her\b)[\w'’-]+\s+){0,3}?"
+        + r"\s+(?:(?!your\b|their\b|his\b|her\b)[\w'’-]+\s+){0,4}?"
         + _BUSINESS_EN
-        + r"\b(?:[\s,]+[\w'’&()!-]+){0,6}?"
-        + _TO_DEST,
+        + _FEW_WORDS
+        + _to("to|with|into|onto", _DETERMINER),
         # ... said in the passive ("the ICP must be forwarded to ..."), or address first.
         r"\b"
         + _BUSINESS_EN
-        + r"\b(?:[\s,]+[\w'’&()-]+){0,6}?\s+(?:must|should|shall|needs?\s+to|is\s+to|are\s+to|"
-        r"has\s+to|have\s+to|gets?|will)\s+(?:also\s+)?(?:be\s+)?(?:sent|forwarded|e-?mailed|"
-        r"mailed|shared|uploaded|submitted|delivered|posted|copied|exported)" + _TO_DEST,
+        + _FEW_WORDS
+        + r"(?:must|should|shall|needs?\s+to|is\s+to|are\s+to|has\s+to|have\s+to)\s+(?:also\s+)?"
+        r"(?:be\s+)?(?:sent|forwarded|e-?mailed|mailed|shared|uploaded|submitted|delivered|"
+        r"posted|copied|exported)" + _to("to|with|into|onto", _DETERMINER),
         _ORDER_EN
         + r"(?:e-?mail|mail|message|reply\s+to|write\s+to)\s+"
         + _EMAIL
