@@ -57,6 +57,9 @@ def checks_cost(rounds: int = 5) -> dict:
     groups["16 KB of one directive, an address ('always ')"] = [
         note("İ x@y.example " + "always " * 2300)
     ]
+    groups["16 KB of spaces and line breaks inside an order"] = [
+        note("İ x@y.example. Send the ICP" + " " * 8000 + "\n" * 8000 + "x")
+    ]
     groups["16 KB entry of 3,000 short strings"] = [
         {"kind": "entry", "key": "k", "value": ["ai"] * 3000}
     ]

@@ -744,15 +744,46 @@ def _fold(char: str) -> str:
 def _folded(text: str) -> tuple[str, list[int] | None]:
     """``text`` as the instruction patterns read it, and where each of its characters came
     from in ``text`` (None: the same places)."""
-    plain = text.translate(_EMPHASIS)
+    plain, spaced = _spaced(text.translate(_EMPHASIS))
     if not _FOLDABLE.search(plain):
-        return plain, None
+        return plain, spaced
     pieces: list[str] = []
     origins: list[int] = []
     for index, char in enumerate(plain):
         piece = _fold(char) if _FOLDABLE.match(char) else char
         pieces.append(piece)
         origins.extend([index] * len(piece))
+    if spaced is not None:
+        origins = [spaced[at] for at in origins]
+    return "".join(pieces), origins
+
+
+_LONG_SPACE = re.compile(r"\s{3,}")
+
+
+def _spaced(text: str) -> tuple[str, list[int] | None]:
+    """``text`` with each run of three or more spaces or line breaks cut to two (the second
+    a line break if the run had one), and where each character came from (None: nowhere
+    cut). A pattern that starts a clause after a line break would otherwise be tried at
+    every break of a long run and read the run to its end from each; two say all any
+    pattern reads in a run: a space, and whether a line ends there."""
+    if not _LONG_SPACE.search(text):
+        return text, None
+    pieces: list[str] = []
+    origins: list[int] = []
+    done = 0
+    for run in _LONG_SPACE.finditer(text):
+        start, end = run.span()
+        pieces.append(text[done:start])
+        origins.extend(range(done, start))
+        second = text.find("\n", start + 1, end)
+        if second == -1 or text[start + 1] == "\n":
+            second = start + 1
+        pieces.append(text[start] + text[second])
+        origins += [start, second]
+        done = end
+    pieces.append(text[done:])
+    origins.extend(range(done, len(text)))
     return "".join(pieces), origins
 
 

@@ -822,11 +822,11 @@ _BUSINESS_EN = (
 _ORDER_EN = (
     r"(?:(?:^|(?<=[.!?:;,\n>(\[\"„“«*|—–])\s*|(?<=\s[-–—]\s)|(?<=\.\.\.\s))"
     r"(?:[-•→]\s+|\d+[.)]\s+)?\**(?:(?:please|kindly|now|also|immediately|then|and|just|first|"
-    r"go\s+ahead\s+and)\s+){0,4}|\b(?:please|kindly|must|should|shall|need\s+to|have\s+to|has\s+"
+    r"go\s+ahead\s+and|finally|next|lastly)\s+){0,4}|\b(?:please|kindly|must|should|shall|need\s+to|have\s+to|has\s+"
     r"to|ought\s+to|always|make\s+sure(?:\s+(?:to|you))?|be\s+sure\s+to|are\s+(?:asked|required|"
     r"instructed|expected|requested|told)\s+to|remember\s+to|don'?t\s+forget\s+to|(?:could|can|"
     r"would|will)\s+you(?:\s+please)?|we\s+need\s+you\s+to|(?:it\s+is|it's)\s+(?:important|"
-    r"essential|required|mandatory)\s+(?:that\s+you|to)|you'll|you\s+will)\s+"
+    r"essential|required|mandatory)\s+(?:that\s+you|to)|(?:i|we)\s+want\s+you\s+to)\s+"
     r"(?:(?:also|always|immediately|then|first|now|still|kindly)\s+){0,3})"
 )
 _SEND_VERB_EN = (
@@ -835,41 +835,48 @@ _SEND_VERB_EN = (
     r"pass\s+(?:along|on)|drop)\b\**"
 )
 #: What may stand between "to" and the address an English order sends to ("to our webhook").
-_DETERMINER = r"(?:the|our|this|my|an?)"
+_DETERMINER = r"(?:(?:the|our|this|my|an?)(?:\s+(?:e-?mail\s+)?address|\s+e-?mail|\s+inbox)?)"
 #: The few words between what an order sends and the address it sends to ("the ICP and
 #: the playbooks (v2) to ...").
-_FEW_WORDS = r"\b(?:[\s,]+[\w'’&()!-]+){0,6}?\s+"
+_FEW_WORDS = r"\b(?:[\s,]+[\w'’&()!-]+){0,6}?\s++"
 
 
 def _to(prepositions: str, lead: str = r"[\w'’-]+") -> str:
-    """The address an order sends to, right after one of ``prepositions`` and at most one
-    ``lead`` word ("the", "adres"): not a link the sentence merely shows ("share this
-    playbook with your team: https://...")."""
-    return rf"\s*(?:{prepositions})\s+(?:{lead}\s+)?{_DEST}"
+    """The address an order sends to, right after one of ``prepositions`` (perhaps with a
+    colon) and at most one ``lead`` ("the", "adres"): not a link the sentence merely shows
+    ("share this playbook with your team: https://...")."""
+    return rf"\s*(?:{prepositions})\s*:?\s+(?:{lead}\s+)?<?{_DEST}"
 
 
 # Where an order begins in the other languages: its sentence or clause, perhaps after
 # "please". Not a verb anywhere: "La empresa envía su lista de precios a clientes@..."
 # describes, in the very words an order uses.
 _ORDER_OPENS = (
-    r"(?:^|(?<=[.!?:;,\n>(\[\"„“«*|—–])\s*)(?:[-•→]\s+|\d+[.)]\s+)?\**(?:bitte,?\s+|por\s+favor,?"
-    r"\s+|merci\s+d['’]|merci\s+de\s+|veuillez\s+|proszę,?\s+)?"
+    r"(?:^|(?<=[.!?:;,\n>(\[\"„“«*|—–])\s*)(?:[-•→]\s+|\d+[.)]\s+)?\**(?:(?:und|dann|danach|"
+    r"jetzt|auch|et|puis|ensuite|maintenant|enfin|y|luego|después|ahora|también|i|następnie|"
+    r"potem|teraz),?\s+){0,3}(?:bitte,?\s+|por\s+favor,?\s+|merci\s+d['’]|merci\s+de\s+|"
+    r"veuillez\s+|proszę,?\s+|vous\s+devez\s+|tu\s+dois\s+|il\s+faut\s+|debes\s+|tienes\s+que\s+|"
+    r"hay\s+que\s+|musisz\s+|należy\s+)?"
 )
 #: Whose the thing sent is, when a sentence describes what a company does with its own.
-_THEIRS = r"(?!(?:su|sus|sa|ses|son|leur|leurs|sein\w*|ihr\w*|jego|jej|ich|swo\w*)\b)"
+_THEIRS = (
+    r"(?!(?:su|sus|tu|tus|sa|ses|son|leur|leurs|votre|vos|ton|ta|tes|sein\w*|ihr\w*|dein\w*|"
+    r"euer|eure\w*|jego|jej|ich|swój|swo\w*|twój|twoj\w*|wasz\w*)\b)"
+)
 
 #: The account's business by name, and an order to send it to an address, in the other
-#: languages (the English one is in ``_SEND``): the ICP, playbooks, price lists.
+#: languages (the English one is in ``_SEND``): the ICP and playbooks. Not price lists:
+#: suppliers are asked to send theirs to purchasing every day, as in English.
 _BUSINESS_SEND = {
     "de": [
         _ORDER_OPENS
         + r"(?:sende\w*|send|schick\w*|übersend\w*|übermittel\w*|übermittle|leite\w*|mail\w*|"
         r"gib|kopier\w*)\s+(?:" + _THEIRS + r"[\w'’-]+\s+){0,3}?(?:[\w-]{0,30}icp|"
-        r"idealkundenprofil\w*|[\w-]{0,30}playbooks?|preisliste\w*|preisnotizen|battlecards?)"
+        r"idealkundenprofil\w*|[\w-]{0,30}playbooks?|preisnotizen|battlecards?)"
         + _FEW_WORDS
         + _to("an|nach|auf|mit"),
         # "... sind an x@... zu senden", "... muss an x@... geschickt werden".
-        r"\b(?:[\w-]{0,30}icp|idealkundenprofil\w*|[\w-]{0,30}playbooks?|preisliste\w*)"
+        r"\b(?:[\w-]{0,30}icp|idealkundenprofil\w*|[\w-]{0,30}playbooks?)"
         + _FEW_WORDS
         + r"(?:sind|ist|muss|müssen|soll|sollen)\s+(?:[\w'’-]+\s+){0,2}?an\s+"
         + _DEST
@@ -879,11 +886,9 @@ _BUSINESS_SEND = {
     "fr": [
         _ORDER_OPENS
         + r"(?:envoi\w*|envoy\w*|transmet\w*|transf[eéè]r\w*|fai(?:tes|s)\s+parvenir|partage\w*|"
-        r"copie\w*|expédie\w*)\s+(?:" + _THEIRS + r"[\w'’-]+\s+){0,3}?(?:l['’])?(?:icp|profil\s+"
-        r"(?:de\s+|du\s+)?client\s+idéal|playbooks?|grilles?\s+tarifaires?)"
-        + _FEW_WORDS
-        + _to("à|au|aux|vers|avec"),
-        r"\b(?:icp|profil\s+(?:de\s+|du\s+)?client\s+idéal|playbooks?|grilles?\s+tarifaires?)"
+        r"copie\w*|expédi\w*)\s+(?:" + _THEIRS + r"[\w'’-]+\s+){0,3}?(?:l['’])?(?:icp|profil\s+"
+        r"(?:de\s+|du\s+)?client\s+idéal|playbooks?)" + _FEW_WORDS + _to("à|au|aux|vers|avec"),
+        r"\b(?:icp|profil\s+(?:de\s+|du\s+)?client\s+idéal|playbooks?)"
         + _FEW_WORDS
         + r"(?:doit|doivent|devra|devront)\s+être\s+(?:envoy|transmis|transféré|partagé)\w*"
         + _to("à|au|aux|vers"),
@@ -891,22 +896,26 @@ _BUSINESS_SEND = {
     "es": [
         _ORDER_OPENS
         + r"(?:envía|envíe|envia|enviar|envíen|manda|mande|mandar|reenvía|reenvíe|comparte|"
-        r"comparta|ha(?:z|ga)\s+llegar|remite|remita|copia|copie)\s+(?:" + _THEIRS + r"[\w'’-]+"
-        r"\s+){0,3}?(?:icp|perfil\s+(?:de\s+|del\s+)?cliente\s+ideal|playbooks?|listas?\s+de\s+"
-        r"precios)" + _FEW_WORDS + _to("a|al|hacia|con"),
-        r"\b(?:icp|perfil\s+(?:de\s+|del\s+)?cliente\s+ideal|playbooks?|listas?\s+de\s+precios)"
+        r"comparta|compartir|reenviar|remitir|copiar|ha(?:z|ga)\s+llegar|remite|remita|copia|copie)\s+(?:"
+        + _THEIRS
+        + r"[\w'’-]+"
+        r"\s+){0,3}?(?:icp|perfil\s+(?:de\s+|del\s+)?cliente\s+ideal|playbooks?)"
+        + _FEW_WORDS
+        + _to("a|al|hacia|con"),
+        r"\b(?:icp|perfil\s+(?:de\s+|del\s+)?cliente\s+ideal|playbooks?)"
         + _FEW_WORDS
         + r"(?:debe|deben|tiene\s+que|tienen\s+que)\s+(?:ser\s+)?(?:enviad|remitid|compartid)\w*"
         + _to("a|al|hacia"),
     ],
     "pl": [
         _ORDER_OPENS
-        + r"(?:wyślij\w*|prześlij\w*|przekaż\w*|udostępnij\w*|skopiuj\w*|wrzuć\w*)\s+(?:"
+        + r"(?:wyślij\w*|prześlij\w*|przekaż\w*|udostępnij\w*|skopiuj\w*|wrzuć\w*|wysłać|"
+        r"przesłać|przekazać|udostępnić|skopiować)\s+(?:"
         + _THEIRS
-        + r"[\w'’-]+\s+){0,3}?(?:icp|profil\w*\s+idealnego\s+klienta|playbook\w*|cennik\w*)"
+        + r"[\w'’-]+\s+){0,3}?(?:icp|profil\w*\s+idealnego\s+klienta|playbook\w*)"
         + _FEW_WORDS
-        + _to("na|do|z"),
-        r"\b(?:icp|profil\w*\s+idealnego\s+klienta|playbook\w*|cennik\w*)"
+        + _to("na|do"),
+        r"\b(?:icp|profil\w*\s+idealnego\s+klienta|playbook\w*)"
         + _FEW_WORDS
         + r"(?:należy|trzeba|musi\s+zostać|ma\s+zostać|powinien\s+zostać|powinny\s+zostać)\s+"
         r"(?:wysła\w*|przesła\w*|przekaza\w*)" + _to("na|do"),
