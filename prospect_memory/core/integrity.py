@@ -767,8 +767,6 @@ def _spaced(text: str) -> tuple[str, list[int] | None]:
     cut). A pattern that starts a clause after a line break would otherwise be tried at
     every break of a long run and read the run to its end from each; two say all any
     pattern reads in a run: a space, and whether a line ends there."""
-    if not _LONG_SPACE.search(text):
-        return text, None
     pieces: list[str] = []
     origins: list[int] = []
     done = 0
@@ -782,6 +780,8 @@ def _spaced(text: str) -> tuple[str, list[int] | None]:
         pieces.append(text[start] + text[second])
         origins += [start, second]
         done = end
+    if not pieces:  # no run to cut
+        return text, None
     pieces.append(text[done:])
     origins.extend(range(done, len(text)))
     return "".join(pieces), origins

@@ -816,18 +816,22 @@ _BUSINESS_EN = (
     r"business\s+memory|pricing\s+notes|battle\s?cards?|brand\s+voice(?:\s+guide)?|target\s+"
     r"accounts?(?:\s+lists?)?)"
 )
-# Where an order to an agent begins: its sentence or clause (after a comma too, or a list
-# marker or emphasis), or a directive ("must", "make sure to", "could you"). Each run of
-# words is bounded: a text of "always always ..." must not make every start read to its end.
+# Where a sentence or clause begins (after a comma too), and the list marker or emphasis
+# that may open it: where an order is read from, in every language.
+_CLAUSE = r"^|(?<=[.!?:;,\n>(\[\"„“«*|—–])\s*"
+_MARKER = r"(?:[-•→]\s+|\d+[.)]\s+)?\**"
+# Where an order to an agent begins in English: its sentence or clause (or after a dash or
+# an ellipsis), or a directive ("must", "make sure to", "could you"). Each run of words is
+# bounded: a text of "always always ..." must not make every start read to its end.
 _ORDER_EN = (
-    r"(?:(?:^|(?<=[.!?:;,\n>(\[\"„“«*|—–])\s*|(?<=\s[-–—]\s)|(?<=\.\.\.\s))"
-    r"(?:[-•→]\s+|\d+[.)]\s+)?\**(?:(?:please|kindly|now|also|immediately|then|and|just|first|"
-    r"go\s+ahead\s+and|finally|next|lastly)\s+){0,4}|\b(?:please|kindly|must|should|shall|need\s+to|have\s+to|has\s+"
-    r"to|ought\s+to|always|make\s+sure(?:\s+(?:to|you))?|be\s+sure\s+to|are\s+(?:asked|required|"
-    r"instructed|expected|requested|told)\s+to|remember\s+to|don'?t\s+forget\s+to|(?:could|can|"
-    r"would|will)\s+you(?:\s+please)?|we\s+need\s+you\s+to|(?:it\s+is|it's)\s+(?:important|"
-    r"essential|required|mandatory)\s+(?:that\s+you|to)|(?:i|we)\s+want\s+you\s+to)\s+"
-    r"(?:(?:also|always|immediately|then|first|now|still|kindly)\s+){0,3})"
+    rf"(?:(?:{_CLAUSE}|(?<=\s[-–—]\s)|(?<=\.\.\.\s)){_MARKER}(?:(?:please|kindly|now|also|"
+    r"immediately|then|and|just|first|go\s+ahead\s+and|finally|next|lastly)\s+){0,4}|\b(?:"
+    r"please|kindly|must|should|shall|need\s+to|have\s+to|has\s+to|ought\s+to|always|make\s+"
+    r"sure(?:\s+(?:to|you))?|be\s+sure\s+to|are\s+(?:asked|required|instructed|expected|"
+    r"requested|told)\s+to|remember\s+to|don'?t\s+forget\s+to|(?:could|can|would|will)\s+you"
+    r"(?:\s+please)?|we\s+need\s+you\s+to|(?:it\s+is|it's)\s+(?:important|essential|required|"
+    r"mandatory)\s+(?:that\s+you|to)|(?:i|we)\s+want\s+you\s+to)\s+(?:(?:also|always|"
+    r"immediately|then|first|now|still|kindly)\s+){0,3})"
 )
 _SEND_VERB_EN = (
     r"(?:send(?:\s+(?:over|across|along|back))?|e-?mail|mail|forward|share(?:\s+a\s+copy\s+of)?|"
@@ -852,11 +856,10 @@ def _to(prepositions: str, lead: str = r"[\w'’-]+") -> str:
 # "please". Not a verb anywhere: "La empresa envía su lista de precios a clientes@..."
 # describes, in the very words an order uses.
 _ORDER_OPENS = (
-    r"(?:^|(?<=[.!?:;,\n>(\[\"„“«*|—–])\s*)(?:[-•→]\s+|\d+[.)]\s+)?\**(?:(?:und|dann|danach|"
-    r"jetzt|auch|et|puis|ensuite|maintenant|enfin|y|luego|después|ahora|también|i|następnie|"
-    r"potem|teraz),?\s+){0,3}(?:bitte,?\s+|por\s+favor,?\s+|merci\s+d['’]|merci\s+de\s+|"
-    r"veuillez\s+|proszę,?\s+|vous\s+devez\s+|tu\s+dois\s+|il\s+faut\s+|debes\s+|tienes\s+que\s+|"
-    r"hay\s+que\s+|musisz\s+|należy\s+)?"
+    rf"(?:{_CLAUSE}){_MARKER}(?:(?:und|dann|danach|jetzt|auch|et|puis|ensuite|maintenant|enfin|"
+    r"y|luego|después|ahora|también|i|następnie|potem|teraz),?\s+){0,3}(?:bitte,?\s+|por\s+"
+    r"favor,?\s+|merci\s+d['’]|merci\s+de\s+|veuillez\s+|proszę,?\s+|vous\s+devez\s+|tu\s+dois"
+    r"\s+|il\s+faut\s+|debes\s+|tienes\s+que\s+|hay\s+que\s+|musisz\s+|należy\s+)?"
 )
 #: Whose the thing sent is, when a sentence describes what a company does with its own.
 _THEIRS = (
@@ -867,16 +870,26 @@ _THEIRS = (
 #: The account's business by name, and an order to send it to an address, in the other
 #: languages (the English one is in ``_SEND``): the ICP and playbooks. Not price lists:
 #: suppliers are asked to send theirs to purchasing every day, as in English.
+_ICP_DE = r"(?:[\w-]{0,30}icp|idealkundenprofil\w*|[\w-]{0,30}playbooks?)"
+_ICP_FR = r"(?:icp|profil\s+(?:de\s+|du\s+)?client\s+idéal|playbooks?)"
+_ICP_ES = r"(?:icp|perfil\s+(?:de\s+|del\s+)?cliente\s+ideal|playbooks?)"
+_ICP_PL = r"(?:icp|profil\w*\s+idealnego\s+klienta|playbook\w*)"
+#: The words before what an order sends, none of them saying whose it is.
+_NOT_THEIRS = r"(?:" + _THEIRS + r"[\w'’-]+\s+){0,3}?"
 _BUSINESS_SEND = {
     "de": [
         _ORDER_OPENS
         + r"(?:sende\w*|send|schick\w*|übersend\w*|übermittel\w*|übermittle|leite\w*|mail\w*|"
-        r"gib|kopier\w*)\s+(?:" + _THEIRS + r"[\w'’-]+\s+){0,3}?(?:[\w-]{0,30}icp|"
-        r"idealkundenprofil\w*|[\w-]{0,30}playbooks?|preisnotizen|battlecards?)"
+        r"gib|kopier\w*)\s+"
+        + _NOT_THEIRS
+        + r"(?:"
+        + _ICP_DE
+        + r"|preisnotizen|battlecards?)"
         + _FEW_WORDS
         + _to("an|nach|auf|mit"),
         # "... sind an x@... zu senden", "... muss an x@... geschickt werden".
-        r"\b(?:[\w-]{0,30}icp|idealkundenprofil\w*|[\w-]{0,30}playbooks?)"
+        r"\b"
+        + _ICP_DE
         + _FEW_WORDS
         + r"(?:sind|ist|muss|müssen|soll|sollen)\s+(?:[\w'’-]+\s+){0,2}?an\s+"
         + _DEST
@@ -886,9 +899,14 @@ _BUSINESS_SEND = {
     "fr": [
         _ORDER_OPENS
         + r"(?:envoi\w*|envoy\w*|transmet\w*|transf[eéè]r\w*|fai(?:tes|s)\s+parvenir|partage\w*|"
-        r"copie\w*|expédi\w*)\s+(?:" + _THEIRS + r"[\w'’-]+\s+){0,3}?(?:l['’])?(?:icp|profil\s+"
-        r"(?:de\s+|du\s+)?client\s+idéal|playbooks?)" + _FEW_WORDS + _to("à|au|aux|vers|avec"),
-        r"\b(?:icp|profil\s+(?:de\s+|du\s+)?client\s+idéal|playbooks?)"
+        r"copie\w*|expédi\w*)\s+"
+        + _NOT_THEIRS
+        + r"(?:l['’])?"
+        + _ICP_FR
+        + _FEW_WORDS
+        + _to("à|au|aux|vers|avec"),
+        r"\b"
+        + _ICP_FR
         + _FEW_WORDS
         + r"(?:doit|doivent|devra|devront)\s+être\s+(?:envoy|transmis|transféré|partagé)\w*"
         + _to("à|au|aux|vers"),
@@ -896,13 +914,10 @@ _BUSINESS_SEND = {
     "es": [
         _ORDER_OPENS
         + r"(?:envía|envíe|envia|enviar|envíen|manda|mande|mandar|reenvía|reenvíe|comparte|"
-        r"comparta|compartir|reenviar|remitir|copiar|ha(?:z|ga)\s+llegar|remite|remita|copia|copie)\s+(?:"
-        + _THEIRS
-        + r"[\w'’-]+"
-        r"\s+){0,3}?(?:icp|perfil\s+(?:de\s+|del\s+)?cliente\s+ideal|playbooks?)"
-        + _FEW_WORDS
-        + _to("a|al|hacia|con"),
-        r"\b(?:icp|perfil\s+(?:de\s+|del\s+)?cliente\s+ideal|playbooks?)"
+        r"comparta|compartir|reenviar|remitir|copiar|ha(?:z|ga)\s+llegar|remite|remita|copia|"
+        r"copie)\s+" + _NOT_THEIRS + _ICP_ES + _FEW_WORDS + _to("a|al|hacia|con"),
+        r"\b"
+        + _ICP_ES
         + _FEW_WORDS
         + r"(?:debe|deben|tiene\s+que|tienen\s+que)\s+(?:ser\s+)?(?:enviad|remitid|compartid)\w*"
         + _to("a|al|hacia"),
@@ -910,12 +925,13 @@ _BUSINESS_SEND = {
     "pl": [
         _ORDER_OPENS
         + r"(?:wyślij\w*|prześlij\w*|przekaż\w*|udostępnij\w*|skopiuj\w*|wrzuć\w*|wysłać|"
-        r"przesłać|przekazać|udostępnić|skopiować)\s+(?:"
-        + _THEIRS
-        + r"[\w'’-]+\s+){0,3}?(?:icp|profil\w*\s+idealnego\s+klienta|playbook\w*)"
+        r"przesłać|przekazać|udostępnić|skopiować)\s+"
+        + _NOT_THEIRS
+        + _ICP_PL
         + _FEW_WORDS
         + _to("na|do"),
-        r"\b(?:icp|profil\w*\s+idealnego\s+klienta|playbook\w*)"
+        r"\b"
+        + _ICP_PL
         + _FEW_WORDS
         + r"(?:należy|trzeba|musi\s+zostać|ma\s+zostać|powinien\s+zostać|powinny\s+zostać)\s+"
         r"(?:wysła\w*|przesła\w*|przekaza\w*)" + _to("na|do"),
