@@ -42,23 +42,96 @@ def run(*statements: tuple[str, Params], prepare: bool = True) -> list[list[tupl
     ``prepare`` is false: then each is planned for its values (a plan that depends on them,
     such as whether an index serves this account, must not be reused for another).
     """
+    rows, failure = _send(statements, prepare)
+    if failure is not None:
+        raise failure
+    return rows
+
+
+def _send(
+    statements: Sequence[tuple[str, Params]], prepare: bool = True
+) -> tuple[list[list[tuple] | None], DatabaseError | None]:
+    """:func:`run`'s round trip: the rows of each statement that ran (None for one without
+    rows or that did not run), and the failure that stopped the others, if one did."""
     with connection.cursor() as wrapper, connection.wrap_database_errors:
         raw = wrapper.cursor.connection
-        cursors = [psycopg.Cursor(raw) for _ in statements]
+        cursors = [
+            (psycopg.RawCursor if type(sql) is Native else psycopg.Cursor)(raw)
+            for sql, _ in statements
+        ]
+        failure = None
         try:
-            if len(statements) == 1:
-                (sql, params), cursor = statements[0], cursors[0]
-                cursor.execute(sql, params, prepare=prepare and params is not None, binary=True)
-            else:
-                with raw.pipeline():
-                    for (sql, params), cursor in zip(statements, cursors, strict=True):
-                        cursor.execute(
-                            sql, params, prepare=prepare and params is not None, binary=True
-                        )
-            return [cursor.fetchall() if _has_rows(cursor) else None for cursor in cursors]
+            try:
+                with connection.wrap_database_errors:  # a psycopg error, as Django's
+                    _execute(raw, statements, cursors, prepare)
+            except DatabaseError as error:
+                failure = error
+            return [c.fetchall() if _has_rows(c) else None for c in cursors], failure
         finally:
             for cursor in cursors:
                 cursor.close()
+
+
+class Native(str):
+    """A statement written with PostgreSQL's own placeholders (``$1``, ``$2``...): it goes
+    out as it is, where psycopg would read any other statement through to find its ``%s``
+    each time it is run (it remembers only statements of under 4 KB and 50 parameters)."""
+
+
+@cache
+def native(sql: str) -> Native:
+    """``sql``, whose only ``%`` are its ``%s`` placeholders, as a :class:`Native` one."""
+    parts = sql.split("%s")
+    if any("%" in part for part in parts):
+        raise ValueError("native() takes statements whose only % are %s placeholders")
+    numbered = [f"{part}${number}" for number, part in enumerate(parts[:-1], start=1)]
+    return Native("".join(numbered) + parts[-1])
+
+
+def _execute(raw, statements, cursors, prepare: bool) -> None:
+    if len(statements) == 1:
+        (sql, params), cursor = statements[0], cursors[0]
+        cursor.execute(sql, params, prepare=prepare and params is not None, binary=True)
+        return
+    with raw.pipeline():
+        for (sql, params), cursor in zip(statements, cursors, strict=True):
+            cursor.execute(sql, params, prepare=prepare and params is not None, binary=True)
+
+
+def run_transaction(
+    *statements: tuple[str, Params], optional: Sequence[tuple[str, Params]] = ()
+) -> tuple[list[list[tuple] | None], DatabaseError | None]:
+    """``statements`` as a transaction of their own, in one round trip with its ``BEGIN``
+    and ``COMMIT`` (inside a caller's transaction: a savepoint of it, which commits with
+    it); ``optional`` ones last, as :func:`run_with_optional` runs them. The rows of
+    ``statements``, and the failure of the optional ones undone, if they failed.
+
+    Any other failure undoes them all and is raised. A round trip of its own is one
+    fewer than Django's ``atomic`` block takes for a ``COMMIT``.
+    """
+    inside = connection.in_atomic_block
+    begin, end = (_SAVEPOINT_OWN, _RELEASE_OWN) if inside else (_BEGIN, _COMMIT)
+    extra = [(_SAVEPOINT, None), *optional, (_RELEASE, None)] if optional else []
+    rows, failure = _send([(begin, None), *statements, *extra, (end, None)])
+    ran = rows[1 : 1 + len(statements)]
+    if failure is None:
+        return ran, None
+    # Undone one statement at a time, outside a pipeline (see run_with_optional).
+    if optional and _send([(_ROLLBACK_TO, None)])[1] is None:  # only the optional part failed
+        run((_RELEASE, None))
+        run((end, None))
+        return ran, failure
+    undo = [(_ROLLBACK_TO_OWN, None), (_RELEASE_OWN, None)] if inside else [(_ROLLBACK, None)]
+    for statement in undo:
+        if _send([statement])[1] is not None:
+            break  # the caller's transaction had failed already: theirs to undo
+    raise failure
+
+
+_BEGIN, _COMMIT, _ROLLBACK = "BEGIN", "COMMIT", "ROLLBACK"
+_SAVEPOINT_OWN = "SAVEPOINT kit_own"
+_RELEASE_OWN = "RELEASE SAVEPOINT kit_own"
+_ROLLBACK_TO_OWN = "ROLLBACK TO SAVEPOINT kit_own"
 
 
 def run_with_optional(
@@ -221,7 +294,7 @@ def adapt_vectors(sender, connection, **kwargs) -> None:
         adapters.register_dumper(Vector, _VectorDumper)  # preferred: the last registered
 
 
-def _prepared(field, value):
+def prepared(field, value):
     """``value`` of ``field`` as ``Model.save`` prepares it; a vector in its binary form."""
     if isinstance(field, VectorField) and isinstance(value, list):
         return vector_param(value)
@@ -238,7 +311,7 @@ def insert(instance) -> tuple[str, list]:
     """
     model = type(instance)
     sql, fields = _insert_of(model)
-    return sql, [_prepared(field, field.pre_save(instance, True)) for field in fields]
+    return sql, [prepared(field, field.pre_save(instance, True)) for field in fields]
 
 
 def update(instance, names: Sequence[str]) -> tuple[str, list]:
@@ -246,7 +319,7 @@ def update(instance, names: Sequence[str]) -> tuple[str, list]:
     primary key, and its parameters."""
     model = type(instance)
     sql, fields = _update_of(model, tuple(names))
-    values = [_prepared(field, field.pre_save(instance, False)) for field in fields]
+    values = [prepared(field, field.pre_save(instance, False)) for field in fields]
     return sql, [*values, model._meta.pk.get_db_prep_save(instance.pk, connection)]
 
 

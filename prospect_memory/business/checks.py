@@ -1,4 +1,5 @@
-"""System checks: business memory's limits must fit the columns that store them."""
+"""System checks: business memory's limits must fit the columns that store them, and keep
+what the SPEC says they keep."""
 
 from __future__ import annotations
 
@@ -31,3 +32,20 @@ def check_limits_fit_the_columns(app_configs, **kwargs):
                 )
             )
     return errors
+
+
+@register()
+def check_history_keeps_a_version(app_configs, **kwargs):
+    """SPEC 12: every change keeps the version it replaces; a store that keeps none would
+    lose what it overwrote."""
+    kept = business_settings.HISTORY_VERSIONS
+    if isinstance(kept, int) and kept >= 1:
+        return []
+    return [
+        Error(
+            f"BUSINESS_MEMORY['HISTORY_VERSIONS'] is {kept!r}: every change keeps the version "
+            "it replaces, so it must be a whole number of at least 1.",
+            hint="Set it to 1 or more (20 by default).",
+            id="business_memory.E002",
+        )
+    ]

@@ -68,10 +68,15 @@ def source_ids(entry: Entry) -> dict[str, str]:
     return {name: getattr(entry, f"source_{name}") for name in SOURCE_IDS}
 
 
+def would_hold(actor: Actor, layer: str, flags: list[Flag]) -> bool:
+    """Whether :func:`hold_flagged` refuses a write that brings ``flags``."""
+    return layer == Layer.ACCOUNT and is_agent(actor) and bool(flags)
+
+
 def hold_flagged(actor: Actor, layer: str, key: str, flags: list[Flag], *, version: int) -> None:
     """An agent never brings flagged text into the account's shared layer: the write is
     refused with what was found, nothing is stored, and a person decides (SPEC 15)."""
-    if layer != Layer.ACCOUNT or not is_agent(actor) or not flags:
+    if not would_hold(actor, layer, flags):
         return
     found = "; ".join(f'{f.field}: {f.explanation} ("{f.text}")' for f in flags[:3])
     raise IntegrityHold(

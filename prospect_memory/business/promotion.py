@@ -61,30 +61,36 @@ def qualifies(entry: Entry) -> bool:
     )
 
 
-def in_write(entry: Entry) -> tuple[str, list] | None:
+def in_write(entry: Entry, *, only_if: tuple[str, list] | None = None) -> tuple[str, list] | None:
     """Without a broker there is no background to promote in: a store records the
     promotion of the entry it writes (or takes it out) with its own rows, in its own
     transaction, as one statement, instead of after the commit on the caller's clock (a
-    few ms of queries). With a broker, None: the task does it after the commit."""
+    few ms of queries). With a broker, None: the task does it after the commit.
+
+    ``only_if`` (an SQL condition and its parameters): the statement changes the index
+    only if it holds, for a write sent before it is known to stand (``at_once``)."""
     if not current_app.conf.task_always_eager:
         return None
+    when, params = only_if or ("true", [])
     if qualifies(entry):
-        return _promote_statement(), [entry.pk, entry.account_id, entry.version, timezone.now()]
-    return _remove_statement(), [entry.pk]
+        values = [entry.pk, entry.account_id, entry.version, timezone.now()]
+        return _promote_statement(when), [*values, *params]
+    return _remove_statement(when), [entry.pk, *params]
 
 
 @cache
-def _promote_statement() -> str:
+def _promote_statement(when: str) -> str:
     table = Promotion._meta.db_table
     return f"""
-    INSERT INTO {table} (entry_id, account_id, version, promoted_at) VALUES (%s, %s, %s, %s)
+    INSERT INTO {table} (entry_id, account_id, version, promoted_at)
+    SELECT %s, %s, %s, %s WHERE {when}
     ON CONFLICT (entry_id) DO UPDATE
        SET version = excluded.version, promoted_at = excluded.promoted_at"""  # noqa: S608
 
 
 @cache
-def _remove_statement() -> str:
-    return f"DELETE FROM {Promotion._meta.db_table} WHERE entry_id = %s"  # noqa: S608
+def _remove_statement(when: str) -> str:
+    return f"DELETE FROM {Promotion._meta.db_table} WHERE entry_id = %s AND {when}"  # noqa: S608
 
 
 def schedule(entries: Iterable[Entry]) -> None:

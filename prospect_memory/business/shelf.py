@@ -45,6 +45,11 @@ def lock_shelf(place: Place) -> Shelf:
     return lock_row(Shelf, **_shelf_of(place))
 
 
+def shelf_lock(place: Place) -> tuple[str, list]:
+    """The statement of :func:`lock_shelf`, to send with others."""
+    return lock_statement(Shelf, **_shelf_of(place))
+
+
 def _shelf_of(place: Place) -> dict:
     return {
         "key": {"account": place.account_id, "layer": place.layer, "member": place.member_id},
@@ -65,6 +70,12 @@ class Counts:
         return self.live < limit and self.left <= limit
 
 
+#: :meth:`Counts.leave_room` of a layer's shelf ``s`` in SQL, its counts taken as
+#: :func:`lock_key` takes them (every live entry with an expiry as already gone; never
+#: counted: no room), the limit given twice.
+SHELF_LEAVES_ROOM = "s.live_entries < %s AND s.left_entries + s.expiring_entries <= %s"
+
+
 def lock_key(place: Place, key: str) -> tuple[Entry | None, Counts | None]:
     """Lock the shelf of ``place``, then ``key``'s row in it (live, possibly past its expiry,
     or an alias; read without its vector): one round trip of prepared statements, run in
@@ -78,7 +89,7 @@ def lock_key(place: Place, key: str) -> tuple[Entry | None, Counts | None]:
     """
     statements = _place_statements(place.layer)
     params = {"account": place.account_id, "member": place.member_id, "key": key}
-    (shelf,), rows = run(lock_statement(Shelf, **_shelf_of(place)), (statements["key"], params))
+    (shelf,), rows = run(shelf_lock(place), (statements["key"], params))
     if rows:
         return Entry.from_db(connection.alias, _UNVECTORED, rows[0]), None
     live, left, expiring = (shelf[at] for at in _SHELF_COUNTS_AT)
@@ -101,22 +112,47 @@ _SHELF_COUNTS_AT = [
 _UNVECTORED = [f.attname for f in Entry._meta.concrete_fields if f.name != "embedding"]
 
 
-def likely_target(place: Place, key: str) -> Entry | None:
+@dataclass(frozen=True)
+class Target:
+    """The live entry a write of a key would most likely change, read without a lock."""
+
+    entry: Entry  # read as :func:`lock_key` reads it: every column but the vector
+    #: The version of its row that was read (``xmin``): a write sent on the strength of
+    #: this read stands only if the row is still that one when the write holds the lock.
+    seen: str
+    #: The key's own entry (not the one an alias of the key stands for).
+    own: bool
+
+
+def likely_target(place: Place, key: str) -> Target | None:
     """The live entry a write of ``key`` would change, read without a lock (a guess the
-    write checks under it): the key's own, or the entry it was merged into; only what
-    predicting the write needs (:data:`PREDICTED`), in one prepared statement."""
+    write checks under it): the key's own, or the entry it was merged into; in one
+    prepared statement."""
     params = {"account": place.account_id, "member": place.member_id, "key": key}
     rows = run((_place_statements(place.layer)["target"], params))[0]
-    return Entry.from_db(connection.alias, PREDICTED, rows[0]) if rows else None
+    if not rows:
+        return None
+    *columns, seen, own = rows[0]
+    return Target(Entry.from_db(connection.alias, _UNVECTORED, columns), seen, own)
 
 
-#: What predicting a write reads of its target (in the model's order, as ``from_db`` takes it).
-PREDICTED = [
-    f.attname
-    for f in Entry._meta.concrete_fields
-    if f.attname
-    in {"id", "account_id", "key", "category", "value_ciphertext", "status", "alias_of_id"}
-]
+def in_place_sql(layer: str, alias: str) -> str:
+    """The rows of ``place`` in table ``alias`` (none: the statement's one table), its
+    layer as a constant, as :func:`_place_statements` writes them; positional parameters
+    (:func:`place_params`)."""
+    table = f"{alias}." if alias else ""
+    owner = "IS NULL" if layer == Layer.ACCOUNT else "= %s"
+    return (
+        f"{table}account_id = %s AND {table}layer = '{Layer(layer).value}' "
+        f"AND {table}member_id {owner}"
+    )
+
+
+def place_params(place: Place) -> list:
+    """The parameters of :func:`in_place_sql` for ``place``."""
+    if place.layer == Layer.ACCOUNT:
+        return [place.account_id]
+    return [place.account_id, place.member_id]
 
 
 @cache
@@ -137,7 +173,6 @@ def _place_statements(layer: str) -> dict[str, str]:
     columns = ", ".join(f"e.{Entry._meta.get_field(name).column}" for name in _UNVECTORED)
     live, merged = Entry.Status.LIVE.value, Entry.Status.MERGED.value
     evicted, gone = Entry.Status.EVICTED.value, Entry.Status.EXPIRED.value
-    predicted = ", ".join(f"e.{Entry._meta.get_field(name).column}" for name in PREDICTED)
     unexpired = unexpired_sql()
     return {
         # One row at most: a key is one live entry or one alias of its layer.
@@ -145,15 +180,16 @@ def _place_statements(layer: str) -> dict[str, str]:
     SELECT {columns} FROM {table} e
      WHERE {place} AND e.key = %(key)s AND e.status IN ('{live}', '{merged}')
        FOR UPDATE OF e""",  # noqa: S608  (names from the models, values are parameters)
-        # ``likely_target``: the key's live unexpired entry, or the one its alias stands for.
+        # ``likely_target``: the key's live unexpired entry, or the one its alias stands for,
+        # with the version of its row read and whether it is the key's own.
         "target": f"""
     WITH own AS (
-        SELECT {predicted} FROM {table} e
+        SELECT {columns}, e.xmin::text AS seen FROM {table} e
          WHERE {place} AND e.key = %(key)s AND e.status IN ('{live}', '{merged}')
            AND {unexpired})
-    SELECT * FROM own WHERE status = '{live}'
+    SELECT *, true FROM own WHERE status = '{live}'
      UNION ALL
-    SELECT {predicted} FROM {table} e JOIN own ON e.id = own.alias_of_id
+    SELECT {columns}, e.xmin::text, false FROM {table} e JOIN own ON e.id = own.alias_of_id
      WHERE own.status = '{merged}' AND {place} AND e.status = '{live}' AND {unexpired}""",  # noqa: S608
         # ``make_room``'s two counts, as visibility.UNEXPIRED and RETIRED say (the few live
         # entries with an expiry from their own index, ``entry_expiring``), written back to
@@ -233,11 +269,11 @@ def release_aliases(entries: list[Entry], now) -> list[Entry]:
 
 def keep_version(entry: Entry) -> None:
     """Snapshot the entry as it is before a change, and keep the newest versions only."""
-    run(*version_statements(entry))
+    run(*history_statements(version_of(entry)))
 
 
-def version_statements(entry: Entry) -> list[tuple[str, list]]:
-    """:func:`keep_version`'s statements, to send with a write's others in one round trip."""
+def version_of(entry: Entry) -> EntryVersion:
+    """The entry as it is before a change, as its history keeps it (not yet written)."""
     version = EntryVersion(
         account_id=entry.account_id,
         entry_id=entry.pk,
@@ -258,8 +294,14 @@ def version_statements(entry: Entry) -> list[tuple[str, list]]:
     if entry.flagged_at is not None:
         version.integrity_json, version.flagged_at = entry.integrity_json, entry.flagged_at
     version.integrity_reviewed_at = entry.integrity_reviewed_at
+    return version
+
+
+def history_statements(version: EntryVersion) -> list[tuple[str, list]]:
+    """Write ``version`` and keep the newest HISTORY_VERSIONS of its entry: to send with a
+    write's other statements in one round trip."""
     keep = business_settings.HISTORY_VERSIONS
-    return [sql.insert(version), (_beyond_history(), [entry.pk, keep])]
+    return [sql.insert(version), (_beyond_history(), [version.entry_id, keep])]
 
 
 @cache

@@ -1,33 +1,43 @@
 """Storing an entry (SPEC 12): a write merged by strategy, under the layer's lock, with the
 version check, capacity, aliases, integrity, history, events and usage in one transaction.
 
-The embedding provider is called before any lock, on the value the write will most likely
-store; when the stored text turns out different (a concurrent merge, an alias), the entry
-is stored pending and embedded after the commit: right after it without a broker when the
-provider had answered, else by the pipeline's task or backfill."""
+Before any lock a store reads the entry it will most likely change (none: a new key),
+embeds and checks integrity on the value it will most likely store, and composes its rows.
+It sends them at once (``at_once``): one round trip that locks the layer, writes if the
+database finds what was read still so, and commits. Otherwise (the entry changed or left,
+an alias, a full layer, a version or integrity refusal to decide) it takes the locked
+path: the key read under the lock, everything decided there, as the guards would.
+
+When the stored text turns out different from the one embedded (a concurrent merge, an
+alias), the entry is stored pending and embedded after the commit: right after it without
+a broker when the provider had answered, else by the pipeline's task or backfill."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from datetime import UTC
 from typing import Any
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from outreach import sql
 from outreach.access import Actor
 from outreach.errors import KitError
+from outreach.guarded import Stamp
 from outreach.sql import run_with_optional
 from outreach.validation import FieldProblems
-from prospect_memory.business import promotion
+from prospect_memory.business import at_once, promotion
 from prospect_memory.business.access import WRITABLE_LAYERS, Place, require_layer_writer
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.embeddings import ENTRIES
-from prospect_memory.business.integrity import hold_flagged, is_agent, written_flags
+from prospect_memory.business.integrity import hold_flagged, is_agent, would_hold, written_flags
 from prospect_memory.business.models import (
     Category,
     Entry,
     EntryEvent,
+    EntryVersion,
     Layer,
     Strategy,
 )
@@ -50,9 +60,11 @@ from prospect_memory.business.rules import (
     merged_value,
 )
 from prospect_memory.business.shelf import (
+    Target,
     apply_source,
     embedding_text_of,
     event_on,
+    history_statements,
     kept_for_alias,
     likely_target,
     lock_key,
@@ -61,7 +73,7 @@ from prospect_memory.business.shelf import (
     retire,
     set_value,
     version_mismatch,
-    version_statements,
+    version_of,
 )
 from prospect_memory.business.visibility import is_expired
 from prospect_memory.core import pipeline
@@ -105,15 +117,146 @@ def entry_store(
     place = Place.of(actor, layer)
     encode_value(value)  # an oversized value is refused before anything else happens
 
-    # Embed and check integrity before any lock, on the value this write will most likely
-    # store (checked again under the lock only if the stored value turns out different).
-    # An overwrite that names its category stores the same, whatever is there: no read.
-    overwrite = strategy == Strategy.OVERWRITE and category is not None
-    before = None if overwrite else likely_target(place, key)
+    # Read the entry the write will most likely change (no lock); embed and check integrity
+    # on the value it will most likely store (again under the lock if that turns out not
+    # to be the value stored).
+    target = likely_target(place, key)
+    before = target.entry if target else None
     guess = _predict(before, strategy, value, category)
     embedded = _embed(before.key if before else key, guess)
     checked = _checked(before.key if before else key, guess, source)
+    write = _Write(
+        actor, layer, value, category, confidence, source, ttl, strategy, embedded, checked
+    )
+    if target is None or target.own:
+        stored = _store_at_once(write, place, key, target, expected)
+        if stored is not None:
+            return stored
+    return _store_locked(write, place, key, expected)
 
+
+@dataclass(frozen=True)
+class _Write:
+    """What a store was asked to write, checked, with what it found before the lock."""
+
+    actor: Actor
+    layer: str
+    value: Any
+    category: str | None
+    confidence: int | None
+    source: Source | None
+    ttl: Any
+    strategy: str
+    embedded: Embedded
+    checked: tuple[str, str, list[Flag]] | None
+
+
+@dataclass
+class _Rows:
+    """The rows a write makes of the entry it changes (None: a new one), not yet written."""
+
+    entry: Entry
+    new_flags: list[Flag]  # flags of the text the write brings
+    kept: EntryVersion | None  # the version an update replaces
+    event: EntryEvent
+    usage: UsageEvent
+    changed: bool  # whether the knowledge index may have to follow
+
+
+def _compose(write: _Write, place: Place, key: str, current: Entry | None, now) -> _Rows:
+    """The entry ``write`` makes of ``current`` (changed in place) as of ``now``, and its
+    other rows; a refusal of the merge or of the stored size raises (``KitError``)."""
+    stored = merged_value(
+        write.strategy, current.value if current else None, write.value, exists=current is not None
+    )
+    text = encode_value(stored)
+    checked, actor = write.checked, write.actor
+    same = checked is not None and checked[:2] == (key, text)
+    scanned = checked[2] if same else entry_flags(key, stored, write.source)
+    flags, new = written_flags(actor, current, key, stored, write.source, scanned)
+    was = embedding_text_of(current)
+    was_indexed = current is not None and promotion.qualifies(current)
+    kept = None
+    if current is None:
+        confidence = write.confidence
+        entry = Entry(
+            account_id=place.account_id,
+            layer=write.layer,
+            member_id=place.member_id,
+            key=key,
+            category=write.category or Category.FACT,
+            confidence=(
+                confidence if confidence is not None else business_settings.CONFIDENCE_DEFAULT
+            ),
+            created_at=now,
+            expires_at=expires_at(write.ttl if write.ttl is not UNSET else None, now),
+        )
+    else:
+        entry, kept = current, version_of(current)
+        entry.version += 1
+        entry.category = write.category or entry.category
+        if write.confidence is not None:
+            entry.confidence = write.confidence
+        if write.ttl is not UNSET:
+            entry.expires_at = expires_at(write.ttl, now)
+    apply_source(entry, write.source)
+    mark_written(entry, actor, now)
+    entry.strategy = write.strategy
+    entry.set_flags(flags, now)
+    if not is_agent(actor):
+        entry.integrity_reviewed_at = now  # a person wrote it: their decision
+    elif new:
+        entry.integrity_reviewed_at = None
+    set_value(entry, text, embedding_input(key, entry.category, stored), was, write.embedded)
+    event = event_on(actor, EntryEvent.Action.STORE, entry)
+    usage = UsageEvent.build(
+        actor,
+        memory=UsageEvent.Memory.BUSINESS,
+        kind=UsageEvent.Kind.STORE,
+        subject=key if write.layer == Layer.ACCOUNT else "",  # a member's keys stay theirs
+    )
+    event.created_at = usage.created_at = now
+    # An entry that qualified for the index neither before nor after this write has
+    # nothing to bring there. Search reads only promoted entries that still qualify, so
+    # a promotion a lost task left behind is never shown meanwhile.
+    changed = was_indexed or promotion.qualifies(entry)
+    return _Rows(entry, new, kept, event, usage, changed)
+
+
+def _store_at_once(
+    write: _Write, place: Place, key: str, target: Target | None, expected: int | None
+) -> StoreResult | None:
+    """The store in one round trip, if what was read before the lock still holds under it
+    (``at_once``); None, having written nothing, if it does not or a refusal is to be
+    decided under the lock."""
+    current = target.entry if target else None
+    found = current.version if current else 0
+    if expected is not None and expected != found:
+        return None
+    now = Stamp.now(UTC)
+    try:
+        rows = _compose(write, place, key, current, now)
+    except KitError:
+        return None
+    if would_hold(write.actor, write.layer, rows.new_flags):
+        return None
+    entry, promote = rows.entry, rows.changed
+    if current is None:
+        sent = at_once.new_entry(place, entry, rows.event, rows.usage, now=now, promote=promote)
+    else:
+        sent = at_once.new_version(
+            place, target, entry, _written(entry), rows.kept, rows.event, rows.usage,
+            now=now, promote=promote,
+        )  # fmt: skip
+    if not sent.written:
+        return None
+    _after_commit(write, rows, promoted=sent.promoted, undone=sent.undone)
+    return StoreResult(entry=EntryView.of(entry), created=current is None, previous_version=found)
+
+
+def _store_locked(write: _Write, place: Place, key: str, expected: int | None) -> StoreResult:
+    """The store under the layer's lock: the key read there and everything decided there."""
+    actor, layer = write.actor, write.layer
     with transaction.atomic():
         current, counts = lock_key(place, key)
         now = timezone.now()  # once the layer is ours: what it writes is as of now
@@ -131,81 +274,23 @@ def entry_store(
         found = current.version if current else 0
         if expected is not None and expected != found:
             raise version_mismatch(key, layer, expected, found)
-        stored = merged_value(
-            strategy, current.value if current else None, value, exists=current is not None
-        )
-        text = encode_value(stored)
-        same = checked is not None and checked[:2] == (key, text)
-        scanned = checked[2] if same else entry_flags(key, stored, source)
-        flags, new = written_flags(actor, current, key, stored, source, scanned)
-        hold_flagged(actor, layer, key, new, version=found)
-        was = embedding_text_of(current)
-        was_indexed = current is not None and promotion.qualifies(current)
-        evicted: list[Entry] = []
-        history: list[tuple[str, list]] = []  # an update keeps the version it replaces
-        if current is None:
-            evicted = make_room(actor, place, now, counts=counts)
-            entry = Entry(
-                account_id=place.account_id,
-                layer=layer,
-                member_id=place.member_id,
-                key=key,
-                category=category or Category.FACT,
-                confidence=(
-                    confidence if confidence is not None else business_settings.CONFIDENCE_DEFAULT
-                ),
-                created_at=now,
-                expires_at=expires_at(ttl if ttl is not UNSET else None, now),
-            )
-        else:
-            entry = current
-            history = version_statements(entry)
-            entry.version += 1
-            entry.category = category or entry.category
-            if confidence is not None:
-                entry.confidence = confidence
-            if ttl is not UNSET:
-                entry.expires_at = expires_at(ttl, now)
-        apply_source(entry, source)
-        mark_written(entry, actor, now)
-        entry.strategy = strategy
-        entry.set_flags(flags, now)
-        if not is_agent(actor):
-            entry.integrity_reviewed_at = now  # a person wrote it: their decision
-        elif new:
-            entry.integrity_reviewed_at = None
-        set_value(entry, text, embedding_input(key, entry.category, stored), was, embedded)
-        usage = UsageEvent.build(
-            actor,
-            memory=UsageEvent.Memory.BUSINESS,
-            kind=UsageEvent.Kind.STORE,
-            subject=key if layer == Layer.ACCOUNT else "",  # a member's keys stay theirs
-        )
-        # An entry that qualified for the index neither before nor after this write has
-        # nothing to bring there. Search reads only promoted entries that still qualify, so
-        # a promotion a lost task left behind is never shown meanwhile.
-        changed = was_indexed or promotion.qualifies(entry)
-        indexed = promotion.in_write(entry) if changed else None
+        rows = _compose(write, place, key, current, now)
+        hold_flagged(actor, layer, key, rows.new_flags, version=found)
+        evicted = make_room(actor, place, now, counts=counts) if current is None else []
+        entry = rows.entry
+        indexed = promotion.in_write(entry) if rows.changed else None
         # The version it replaces, the entry, its event, the usage row (and, without a
         # broker, its promotion) in one round trip. A promotion never fails the write: if
         # its statement fails, it alone is undone and is tried again after the commit.
         undone = run_with_optional(
-            *history,
+            *(history_statements(rows.kept) if rows.kept else []),
             sql.insert(entry) if current is None else sql.update(entry, _written(entry)),
-            sql.insert(event_on(actor, EntryEvent.Action.STORE, entry)),
-            sql.insert(usage),
+            sql.insert(rows.event),
+            sql.insert(rows.usage),
             optional=[indexed] if indexed else [],
         )
-        if entry.embedding_status == pipeline.PENDING:
-            # The provider answered before the lock, for a text the write did not store
-            # (an alias, a concurrent merge): it can be asked again for this one.
-            pipeline.enqueue(ENTRIES, entry.pk, answered=embedded.vector is not None)
-        if undone is not None:
-            logger.warning(
-                "entry %s: promotion failed with the write (%s); tried after it", entry.pk, undone
-            )
-        in_index = indexed is not None and undone is None
-        promotion.schedule([entry, *evicted] if changed and not in_index else evicted)
+        promoted = indexed is not None and undone is None
+        _after_commit(write, rows, promoted=promoted, undone=undone, evicted=evicted)
     view = EntryView.of(entry)
     if alias is not None:
         view.alias_of, view.key = view.key, alias
@@ -215,6 +300,28 @@ def entry_store(
         previous_version=found,
         evicted=evicted_summary(evicted),
     )
+
+
+def _after_commit(
+    write: _Write,
+    rows: _Rows,
+    *,
+    promoted: bool,
+    undone: DatabaseError | None,
+    evicted: list[Entry] = (),
+) -> None:
+    """What a store leaves for after its commit: the embedding of a text the provider did
+    not see, and the promotions the write did not record itself (its evictions' too)."""
+    entry = rows.entry
+    if entry.embedding_status == pipeline.PENDING:
+        # The provider answered before the lock, for a text the write did not store
+        # (an alias, a concurrent merge): it can be asked again for this one.
+        pipeline.enqueue(ENTRIES, entry.pk, answered=write.embedded.vector is not None)
+    if undone is not None:
+        logger.warning(
+            "entry %s: promotion failed with the write (%s); tried after it", entry.pk, undone
+        )
+    promotion.schedule([entry, *evicted] if rows.changed and not promoted else evicted)
 
 
 def _written(entry: Entry) -> list[str]:

@@ -276,10 +276,13 @@ def test_a_purge_and_a_restore_that_makes_room_never_deadlock(admin_actor, setti
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_store_that_waited_for_the_layers_lock_is_stamped_after_the_wait(admin_actor):
+@pytest.mark.parametrize("existing", [False, True], ids=["new key", "update"])
+def test_a_store_that_waited_for_the_layers_lock_is_stamped_after_the_wait(admin_actor, existing):
     from prospect_memory.business.access import Place
     from prospect_memory.business.shelf import lock_shelf
 
+    if existing:
+        entry_store(actor=admin_actor, key="new", value=1)
     locked, released = threading.Event(), {}
 
     def hold():
@@ -295,8 +298,10 @@ def test_a_store_that_waited_for_the_layers_lock_is_stamped_after_the_wait(admin
     holder = threading.Thread(target=hold)
     holder.start()
     assert locked.wait(10)
-    entry_store(actor=admin_actor, key="new", value=2, ttl_seconds=60)
+    written = entry_store(actor=admin_actor, key="new", value=2, ttl_seconds=60)
     holder.join(10)
+    assert written.entry.version == (2 if existing else 1)
     new = Entry.objects.get(key="new")
-    assert new.created_at >= released["at"]
+    assert (new.updated_at if existing else new.created_at) >= released["at"]
     assert new.expires_at >= released["at"] + timedelta(seconds=60)  # a full minute to live
+    assert written.entry.updated_at == new.updated_at  # the answer says what was stored

@@ -175,3 +175,59 @@ def test_a_failure_before_the_optional_statements_is_the_callers():
 def test_optional_statements_are_only_run_inside_a_transaction():
     with pytest.raises(RuntimeError, match="transaction"):
         sql.run_with_optional(("SELECT 1", None), optional=[("SELECT 1", None)])
+
+
+def _usage(account, subject):
+    from prospect_memory.core.models import UsageEvent
+
+    return sql.insert(UsageEvent(account=account, memory="business", kind="store", subject=subject))
+
+
+def _subjects():
+    from prospect_memory.core.models import UsageEvent
+
+    return set(UsageEvent.objects.values_list("subject", flat=True))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_transaction_of_its_own_commits_in_one_round_trip(account):
+    rows, undone = sql.run_transaction(_usage(account, "a"), ("SELECT %s::int", [7]))
+    assert (rows, undone) == ([None, [(7,)]], None)
+    assert connection.connection.info.transaction_status.name == "IDLE"
+    assert _subjects() == {"a"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failure_in_a_transaction_of_its_own_undoes_it_all(account):
+    with pytest.raises(DatabaseError, match="division by zero"):
+        sql.run_transaction(_usage(account, "a"), ("SELECT 1/%s::int", [0]))
+    assert connection.connection.info.transaction_status.name == "IDLE"
+    assert _subjects() == set()
+    assert run_one("SELECT %s::int", [1]) == [(1,)]  # the connection serves the next request
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_optional_failure_in_a_transaction_of_its_own_is_undone_alone(account):
+    _, undone = sql.run_transaction(
+        _usage(account, "kept"), optional=[_usage(account, "also"), ("SELECT 1/%s::int", [0])]
+    )
+    assert "division by zero" in str(undone)
+    assert connection.connection.info.transaction_status.name == "IDLE"
+    assert _subjects() == {"kept"}
+
+
+def test_inside_a_callers_transaction_it_is_a_savepoint_of_it(account):
+    with transaction.atomic():
+        sql.run_transaction(_usage(account, "with the caller"))
+        with pytest.raises(DatabaseError):
+            sql.run_transaction(_usage(account, "undone"), ("SELECT 1/%s::int", [0]))
+        sql.run_transaction(_usage(account, "after"))  # the caller's transaction goes on
+    assert _subjects() == {"with the caller", "after"}
+
+
+def test_native_statements_number_their_placeholders():
+    statement = sql.native("SELECT %s::int + %s::int AS kit_native_probe")
+    assert statement == "SELECT $1::int + $2::int AS kit_native_probe"
+    assert run((statement, [40, 2]))[0] == [(42,)]
+    with pytest.raises(ValueError, match="%s placeholders"):
+        sql.native("SELECT '100%' || %s")

@@ -1,0 +1,137 @@
+"""Writes sent before they are known to stand: each statement carries the condition under
+which it writes, so a write can go out with its lock in one round trip and the database
+decides, holding the lock, whether it writes anything.
+
+A write built this way reads its clock before it holds its lock, so the times it sets
+from "now" are :class:`Stamp` values: the database writes each as the clock of the
+statement that writes it (``statement_timestamp()``, read once the statements before it,
+the lock among them, are done) plus its offset from the write's ``now``. A write that
+waited for its lock is stamped as of when it got it, as one that read the clock once it
+held the lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from functools import cache
+
+from django.db import connection, models
+
+from outreach.sql import Params, native, prepared
+
+
+class Stamp(datetime):
+    """A time a write sets from its ``now`` (itself a Stamp, from :meth:`now`): written as
+    the database's clock when the statement runs, plus the same offset. Arithmetic keeps
+    the kind: ``now + timedelta(seconds=60)`` is a Stamp a minute after it."""
+
+
+def written_and(first: tuple[str, list], *then: tuple[str, list]) -> tuple[str, list]:
+    """One statement: ``first`` (a write that ``RETURNING`` what it wrote, perhaps nothing)
+    as ``written``, then each of ``then``, which writes once for each row of ``written``
+    (:func:`insert_for_written`, or its own ``FROM written``); the rows of ``written``.
+
+    All of them see the table as it was before the statement (PostgreSQL's data-modifying
+    ``WITH``): a step must not look for what another one writes.
+    """
+    sql = f"WITH written AS ({first[0]})"
+    params = list(first[1])
+    for number, (step, values) in enumerate(then):
+        sql += f", step_{number} AS ({step})"
+        params += values
+    return native(f"{sql} SELECT * FROM written"), params  # noqa: S608  (built here)
+
+
+def insert_when(
+    instance, *, now: Stamp, when: str, params: Params, returning: Sequence[str]
+) -> tuple[str, list]:
+    """The ``INSERT`` of an unsaved ``instance`` (as :func:`outreach.sql.insert` writes it)
+    only if the SQL condition ``when`` holds, returning the columns named."""
+    table, names, values = _insert_of(type(instance))
+    sql = (
+        f"INSERT INTO {table} ({names}) SELECT {values} WHERE {when} "
+        f"RETURNING {_columns(type(instance), returning)}"
+    )
+    return sql, [*_values(instance, now, adding=True), *(params or ())]
+
+
+def insert_for_written(instance, *, now: Stamp) -> tuple[str, list]:
+    """The ``INSERT`` of ``instance`` once for each row of ``written`` (see
+    :func:`written_and`): only if the first write of the statement wrote."""
+    table, names, values = _insert_of(type(instance))
+    sql = f"INSERT INTO {table} ({names}) SELECT {values} FROM written"  # noqa: S608
+    return sql, _values(instance, now, adding=True)
+
+
+def update_when(
+    instance,
+    names: Sequence[str],
+    *,
+    now: Stamp,
+    when: str,
+    params: Params,
+    returning: Sequence[str],
+) -> tuple[str, list]:
+    """The ``UPDATE`` of fields ``names`` of a saved ``instance`` by its primary key, only
+    if the SQL condition ``when`` holds for its row, returning the columns named."""
+    model = type(instance)
+    table, sets, key = _update_of(model, tuple(names))
+    sql = (
+        f"UPDATE {table} SET {sets} WHERE {key} = %s AND ({when}) "  # noqa: S608
+        f"RETURNING {_columns(model, returning)}"
+    )
+    fields = [model._meta.get_field(name) for name in names]
+    values = _values(instance, now, adding=False, fields=fields)
+    return sql, [*values, model._meta.pk.get_db_prep_save(instance.pk, connection), *params]
+
+
+def _values(instance, now: Stamp, *, adding: bool, fields=None) -> list:
+    """The parameters of :func:`_value_of` each field, in order."""
+    values: list = []
+    for field in fields if fields is not None else _inserted(type(instance)):
+        value = field.pre_save(instance, adding)
+        if isinstance(field, models.DateTimeField):
+            if isinstance(value, Stamp):
+                values += [value - now, None]
+            else:
+                values += [None, field.get_db_prep_save(value, connection)]
+        else:
+            values.append(prepared(field, value))
+    return values
+
+
+def _value_of(field) -> str:
+    """A field's value in a statement: a time is the statement's clock plus the offset of
+    a :class:`Stamp`, or the time given (whichever parameter is not null)."""
+    if isinstance(field, models.DateTimeField):
+        return "COALESCE(statement_timestamp() + %s::interval, %s::timestamptz)"
+    return "%s"
+
+
+def _inserted(model) -> list:
+    meta = model._meta
+    return [f for f in meta.concrete_fields if not (f.primary_key and f.db_returning)]
+
+
+@cache
+def _insert_of(model) -> tuple[str, str, str]:
+    fields = _inserted(model)
+    names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    values = ", ".join(_value_of(f) for f in fields)
+    return connection.ops.quote_name(model._meta.db_table), names, values
+
+
+@cache
+def _update_of(model, names: tuple[str, ...]) -> tuple[str, str, str]:
+    meta = model._meta
+    fields = [meta.get_field(name) for name in names]
+    sets = ", ".join(f"{connection.ops.quote_name(f.column)} = {_value_of(f)}" for f in fields)
+    quote = connection.ops.quote_name
+    return quote(meta.db_table), sets, quote(meta.pk.column)
+
+
+def _columns(model, names: Sequence[str]) -> str:
+    return ", ".join(
+        connection.ops.quote_name(model._meta.get_field(name).column) for name in names
+    )

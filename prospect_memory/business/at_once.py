@@ -1,0 +1,153 @@
+"""A store in one round trip (SPEC 12): the layer's lock, the entry with its event and
+usage row (for an update, the version it replaces), its promotion and the commit, sent
+together, the entry's write guarded by what the store read before the lock.
+
+- A new key: written only if the key is still free in its layer (no live entry, expired
+  or not, and no alias) and the layer's counts leave room (:meth:`Counts.leave_room`, as
+  the locked path decides it on the shelf's counts).
+- An update: written only if the entry's row is still the very one read (its ``xmin``:
+  any change since, a recall's count among them, makes a new one) and unexpired.
+
+The database checks the guard once it holds the layer's lock. If it fails, nothing but
+the lock was taken: the store takes the locked path (``store``), which reads the key
+under the lock and decides there. The event, usage row, kept version and promotion are
+written only with the entry (:func:`outreach.guarded.written_and`; the promotion, in its
+own savepoint, only if the row this write made exists), times from the database's clock
+once the lock is held (:class:`outreach.guarded.Stamp`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from django.db import DatabaseError, connection, models
+
+from outreach.guarded import Stamp, insert_for_written, insert_when, update_when, written_and
+from outreach.sql import run_transaction
+from prospect_memory.business import promotion
+from prospect_memory.business.access import Place
+from prospect_memory.business.conf import business_settings
+from prospect_memory.business.models import Entry, EntryEvent, EntryVersion, Shelf
+from prospect_memory.business.rules import capacity
+from prospect_memory.business.shelf import (
+    SHELF_LEAVES_ROOM,
+    Target,
+    in_place_sql,
+    place_params,
+    shelf_lock,
+)
+from prospect_memory.business.visibility import unexpired_sql
+from prospect_memory.core.models import UsageEvent
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What became of a write sent at once."""
+
+    written: bool
+    #: Its promotion was recorded with it (the entry is in the knowledge index as written).
+    promoted: bool = False
+    #: The failure of its promotion, undone alone, if it failed (the write stands).
+    undone: DatabaseError | None = None
+
+
+def new_entry(
+    place: Place,
+    entry: Entry,
+    event: EntryEvent,
+    usage: UsageEvent,
+    *,
+    now: Stamp,
+    promote: bool,
+) -> Sent:
+    """Write ``entry`` (a new key's) with its event and usage row (and, if ``promote``,
+    its promotion as :func:`promotion.in_write` makes it), if the key is free and the
+    layer has room."""
+    limit = capacity(place.layer)
+    guard = _new_key_guard(place.layer)
+    params = [*place_params(place), entry.key, *place_params(place), limit, limit]
+    write = insert_when(entry, now=now, when=guard, params=params, returning=_STAMPED)
+    made = (f"EXISTS (SELECT FROM {Entry._meta.db_table} WHERE id = %s)", [entry.pk])
+    return _send(place, entry, write, [event, usage], made, promote, now=now)
+
+
+def new_version(
+    place: Place,
+    target: Target,
+    entry: Entry,
+    fields: list[str],
+    kept: EntryVersion,
+    event: EntryEvent,
+    usage: UsageEvent,
+    *,
+    now: Stamp,
+    promote: bool,
+) -> Sent:
+    """Write ``fields`` of ``entry`` (``target``'s entry, changed), the version it replaces
+    (``kept``), its event and usage row (and its promotion, as :func:`new_entry`), if its
+    row is still the one ``target`` read."""
+    params = [target.seen, *place_params(place)]
+    write = update_when(
+        entry, fields, now=now, when=_unchanged(place.layer), params=params, returning=_STAMPED
+    )
+    keep = business_settings.HISTORY_VERSIONS - 1  # and the one kept now, unseen by the prune
+    beyond = (_beyond_history(), [entry.pk, keep])
+    made = (f"EXISTS (SELECT FROM {EntryVersion._meta.db_table} WHERE id = %s)", [kept.pk])
+    steps = [kept, beyond, event, usage]
+    return _send(place, entry, write, steps, made, promote, now=now)
+
+
+def _send(place, entry, write, then, made, promote, *, now) -> Sent:
+    """Lock, write, promote and commit in one round trip.
+    ``made`` is the condition that the write wrote (a row it made exists): the promotion
+    stands on it, and so does the commit's wait for the disk (a transaction that wrote
+    nothing but took the lock need not wait)."""
+    steps = [s if isinstance(s, tuple) else insert_for_written(s, now=now) for s in then]
+    indexed = promotion.in_write(entry, only_if=made) if promote else None
+    statements = [shelf_lock(place), written_and(write, *steps)]
+    if not connection.in_atomic_block:  # a caller's transaction keeps its own setting
+        statements.append((_DURABLE_IF.format(made=made[0]), made[1]))
+    rows, undone = run_transaction(*statements, optional=[indexed] if indexed else [])
+    written = rows[1]
+    if not written:
+        return Sent(written=False)
+    for name, value in zip(_STAMPED, written[0], strict=True):
+        setattr(entry, name, value)  # as the database wrote them
+    return Sent(written=True, promoted=indexed is not None and undone is None, undone=undone)
+
+
+#: The commit waits for the disk if the write wrote (as any commit does), else not.
+_DURABLE_IF = (
+    "SELECT set_config('synchronous_commit', "
+    "CASE WHEN {made} THEN current_setting('synchronous_commit') ELSE 'off' END, true)"
+)
+
+
+#: The entry's times, as the database writes them (a stamp becomes its clock).
+_STAMPED = [f.attname for f in Entry._meta.concrete_fields if isinstance(f, models.DateTimeField)]
+
+
+@cache
+def _new_key_guard(layer: str) -> str:
+    live, merged = Entry.Status.LIVE.value, Entry.Status.MERGED.value
+    return f"""
+    NOT EXISTS (SELECT FROM {Entry._meta.db_table} e
+                 WHERE {in_place_sql(layer, "e")} AND e.key = %s
+                   AND e.status IN ('{live}', '{merged}'))
+    AND EXISTS (SELECT FROM {Shelf._meta.db_table} s
+                 WHERE {in_place_sql(layer, "s")} AND {SHELF_LEAVES_ROOM})"""  # noqa: S608
+
+
+@cache
+def _unchanged(layer: str) -> str:
+    return f"xmin = %s::xid AND {in_place_sql(layer, '')} AND {unexpired_sql('')}"
+
+
+@cache
+def _beyond_history() -> str:
+    table = EntryVersion._meta.db_table
+    return f"""
+    DELETE FROM {table} WHERE id IN (
+        SELECT id FROM {table} WHERE entry_id = %s ORDER BY version DESC OFFSET %s)
+       AND EXISTS (SELECT FROM written)"""  # noqa: S608

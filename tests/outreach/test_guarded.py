@@ -1,0 +1,58 @@
+"""Writes sent before they are known to stand: written only when their condition holds,
+the steps after them only with them, their times from the database's clock."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection
+
+from outreach.guarded import Stamp, insert_for_written, insert_when, written_and
+from outreach.sql import run
+from prospect_memory.core.models import UsageEvent
+
+pytestmark = pytest.mark.django_db
+
+
+def usage(account, subject, **fields):
+    return UsageEvent(account=account, memory="business", kind="store", subject=subject, **fields)
+
+
+def test_stamps_keep_their_kind_and_offset():
+    now = Stamp.now(UTC)
+    later = now + timedelta(seconds=60)
+    assert isinstance(later, Stamp)
+    assert later - now == timedelta(seconds=60)
+
+
+def test_a_stamp_is_the_statements_clock_and_a_time_given_stays_as_given(account):
+    now = Stamp.now(UTC) - timedelta(days=1)  # a clock a day behind the database's
+    stamped = usage(account, "stamped", created_at=now + timedelta(seconds=5))
+    day_ago = datetime.fromtimestamp(now.timestamp(), UTC)  # a plain time, not a stamp
+    given = usage(account, "given", created_at=day_ago)
+    for row in (stamped, given):
+        write = insert_when(row, now=now, when="true", params=[], returning=["created_at"])
+        run(write)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement_timestamp()")
+        database_now = cursor.fetchone()[0]
+    times = dict(UsageEvent.objects.values_list("subject", "created_at"))
+    # Written as the statement's clock, 5 s on, a moment before this statement's clock.
+    assert timedelta(seconds=4) < times["stamped"] - database_now <= timedelta(seconds=5)
+    assert times["given"] == day_ago
+
+
+def test_nothing_is_written_when_the_condition_fails_nor_the_steps_after_it(account):
+    now = Stamp.now(UTC)
+    for holds, subject in ((False, "refused"), (True, "written")):
+        first = insert_when(
+            usage(account, subject, created_at=now),
+            now=now,
+            when="%s",
+            params=[holds],
+            returning=["subject"],
+        )
+        after = insert_for_written(usage(account, f"{subject}, after", created_at=now), now=now)
+        (rows,) = run(written_and(first, after))
+        assert rows == ([(subject,)] if holds else [])
+    subjects = set(UsageEvent.objects.values_list("subject", flat=True))
+    assert subjects == {"written", "written, after"}
