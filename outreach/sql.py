@@ -101,15 +101,23 @@ def _execute(raw, statements, cursors, prepare: bool) -> None:
 def run_transaction(
     *statements: tuple[str, Params], optional: Sequence[tuple[str, Params]] = ()
 ) -> tuple[list[list[tuple] | None], DatabaseError | None]:
-    """``statements`` as a transaction of their own, in one round trip with its ``BEGIN``
-    and ``COMMIT`` (inside a caller's transaction: a savepoint of it, which commits with
-    it); ``optional`` ones last, as :func:`run_with_optional` runs them. The rows of
-    ``statements``, and the failure of the optional ones undone, if they failed.
+    """``statements`` as a transaction of their own, in one round trip (inside a caller's
+    transaction: a savepoint of it, which commits with it); ``optional`` ones last, as
+    :func:`run_with_optional` runs them. The rows of ``statements``, and the failure of the
+    optional ones undone, if they failed.
 
-    Any other failure undoes them all and is raised. A round trip of its own is one
-    fewer than Django's ``atomic`` block takes for a ``COMMIT``.
+    Any other failure undoes them all and is raised. Statements sent together outside a
+    transaction are one already (PostgreSQL's implicit transaction of a pipeline, which
+    commits at its end or is undone by its first failure): a round trip fewer than
+    Django's ``atomic`` block takes for its ``COMMIT``, and no ``BEGIN``. Savepoints need
+    an explicit one, so with ``optional`` statements it is sent.
     """
     inside = connection.in_atomic_block
+    if not (inside or optional):
+        rows, failure = _send(statements)
+        if failure is not None:
+            raise failure
+        return rows, None
     begin, end = (_SAVEPOINT_OWN, _RELEASE_OWN) if inside else (_BEGIN, _COMMIT)
     extra = [(_SAVEPOINT, None), *optional, (_RELEASE, None)] if optional else []
     rows, failure = _send([(begin, None), *statements, *extra, (end, None)])

@@ -325,11 +325,24 @@ def _after_commit(
 
 
 def _written(entry: Entry) -> list[str]:
-    """The fields an update of ``entry`` writes: every one it read (the vector only when
-    the write replaced it)."""
+    """The fields an update of ``entry`` writes: every one a store sets (the vector only
+    when the write replaced it; not the counts of reads, which it never changes)."""
     unread = entry.get_deferred_fields()
-    fields = Entry._meta.concrete_fields
-    return [f.name for f in fields if not f.primary_key and f.attname not in unread]
+    return [name for name, attname in _STORE_SETS if attname not in unread]
+
+
+#: What a store of an existing entry may change (not its place, key, birth, reads or
+#: status: a store writes a live entry, and leaves its reads to the readers).
+_STORE_SETS = [
+    (f.name, f.attname)
+    for f in Entry._meta.concrete_fields
+    if not f.primary_key
+    and f.name
+    not in {
+        "account", "layer", "member", "key", "created_at", "access_count",
+        "last_accessed_at", "status", "retired_at", "alias_of",
+    }
+]  # fmt: skip
 
 
 def _predict(before: Entry | None, strategy: str, value: Any, category: str | None):

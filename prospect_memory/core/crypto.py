@@ -155,6 +155,10 @@ def unseal(
     return (ring or keyring()).decrypt(token, context=context)
 
 
+def _bound(instance) -> tuple:
+    return instance.pk, instance.account_id
+
+
 class SealedField:
     """A model attribute kept only as ciphertext, in the binary column ``<name>_ciphertext``.
 
@@ -196,13 +200,29 @@ class SealedField:
     def __get__(self, instance, owner=None):
         if instance is None:
             return self
-        return unseal(getattr(instance, self.column), **self._where(instance))
+        token = getattr(instance, self.column)
+        known = instance.__dict__.get(self._known)
+        if known is not None and known[0] is token and known[1] == _bound(instance):
+            return known[2]
+        text = unseal(token, **self._where(instance))
+        instance.__dict__[self._known] = (token, _bound(instance), text)
+        return text
 
     def __set__(self, instance, value: str) -> None:
         if not value and instance._meta.get_field(self.column).null:
             setattr(instance, self.column, None)
+            instance.__dict__.pop(self._known, None)
             return
-        setattr(instance, self.column, seal(value, **self._where(instance)))
+        token = seal(value, **self._where(instance))
+        setattr(instance, self.column, token)
+        instance.__dict__[self._known] = (token, _bound(instance), value)
+
+    @property
+    def _known(self) -> str:
+        # What this instance last sealed or unsealed, with the ciphertext and binding it
+        # was for: read again while both are the same, it is not decrypted again (a write
+        # reads the value it changes several times: to merge, to compare, to keep).
+        return f"_{self.name}_known"
 
     def is_current(self, instance, ring: Keyring | None = None) -> bool:
         """True when the stored ciphertext is under the newest key (or there is none)."""
