@@ -132,6 +132,11 @@ def _update_of(model, names: tuple[str, ...]) -> tuple[str, str, str]:
 
 
 def _columns(model, names: Sequence[str]) -> str:
+    return _columns_of(model, tuple(names))
+
+
+@cache
+def _columns_of(model, names: tuple[str, ...]) -> str:
     return ", ".join(
         connection.ops.quote_name(model._meta.get_field(name).column) for name in names
     )

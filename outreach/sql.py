@@ -21,12 +21,13 @@ statements run unprepared.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
 import psycopg
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, models
 from pgvector import Vector
 from pgvector.django import VectorField
 from psycopg import adapt, pq
@@ -304,9 +305,44 @@ def adapt_vectors(sender, connection, **kwargs) -> None:
 
 def prepared(field, value):
     """``value`` of ``field`` as ``Model.save`` prepares it; a vector in its binary form."""
+    if type(value) in _as_they_are(field):
+        return value
     if isinstance(field, VectorField) and isinstance(value, list):
         return vector_param(value)
     return field.get_db_prep_save(value, connection)
+
+
+@cache
+def _as_they_are(field) -> tuple[type, ...]:
+    """The types of value ``field.get_db_prep_save`` gives back as they are, for fields of
+    Django's own classes whose preparation only checks the type (a string for a
+    ``CharField``, a whole number for an ``IntegerField``, a native UUID, a key of another
+    row by the same rule): nothing to prepare."""
+    kind = type(field)
+    if kind is models.ForeignKey:
+        return _as_they_are(field.target_field)
+    if kind in (models.CharField, models.TextField):
+        return (str, type(None))
+    if kind in _WHOLE_NUMBERS:
+        return (int, type(None))
+    if kind is models.BooleanField:
+        return (bool, type(None))
+    if kind is models.UUIDField and connection.features.has_native_uuid_field:
+        return (uuid.UUID, type(None))
+    return ()
+
+
+_WHOLE_NUMBERS = (
+    models.AutoField,
+    models.BigAutoField,
+    models.SmallAutoField,
+    models.IntegerField,
+    models.SmallIntegerField,
+    models.BigIntegerField,
+    models.PositiveIntegerField,
+    models.PositiveSmallIntegerField,
+    models.PositiveBigIntegerField,
+)
 
 
 def insert(instance) -> tuple[str, list]:
