@@ -3,10 +3,12 @@
 
 Seeds the benchmark's probe account (1,000 entries) and a writer account into a throwaway
 embedded PostgreSQL with the local hashing provider, then times in process: ``entry_store``
-of new keys and of existing keys (overwrite), ``entry_recall`` in turn with its floor,
-``entries_list`` of 20, ``entries_search`` over the probe's 1,000, and ``note_save`` on fresh domains. Faster to rerun than
+of new keys and of existing keys (``update``: an overwrite; then each merging strategy),
+``entry_recall`` in turn with its floor, ``entries_list`` of 20, ``entries_search`` over
+the probe's 1,000, and ``note_save`` on fresh domains. Faster to rerun than
 ``scripts/bench`` (no 100k seeding) and the figures in docs/reliability.md's business
-memory steps come from it.
+memory steps come from it; ``scripts/bench-against REV`` runs it for an earlier commit
+and this one in turn.
 
 ``--confidence 90`` stores entries that go into the knowledge index (promotion after each
 commit: a task with ``CELERY_BROKER_URL`` set, inline without); the default 60 stays out,
@@ -35,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from bench import business_bench as bb  # noqa: E402
 from bench import memory_bench as mb  # noqa: E402
 
-PATHS = ("store", "update", "recall", "list", "search", "save")
+PATHS = ("store", "update", "append", "increment", "max", "min", "recall", "list", "search", "save")
 
 
 def main() -> None:
@@ -79,6 +81,25 @@ def main() -> None:
         )
         assert not written.created
 
+    def merging(strategy: str, first, value):
+        """A write merged by ``strategy`` into one of 15 keys of its own (as scripts/bench
+        times them)."""
+        for n in range(15):
+            entry_store(actor=writer, key=f"{strategy}:{n}", value=first, confidence=trust)
+
+        def write(i):
+            written = entry_store(
+                actor=writer,
+                key=f"{strategy}:{i % 15}",
+                value=value(i),
+                strategy=strategy,
+                category="insight",
+                confidence=trust,
+            )
+            assert not written.created
+
+        return write
+
     def recall(i):
         assert entry_recall(actor=probe, key=keys[i % len(keys)]).found
 
@@ -106,6 +127,10 @@ def main() -> None:
     paths = {
         "store": store,
         "update": update,
+        "append": merging("append", [], lambda i: i),
+        "increment": merging("increment", 0, lambda i: 1),
+        "max": merging("max", 0, lambda i: i),
+        "min": merging("min", 0, lambda i: -i),
         "recall": recall,
         "list": listing,
         "search": search,
@@ -120,7 +145,7 @@ def main() -> None:
         return
     rec, flo = mb.measure_together((recall, floor), args.iterations)
     times = {"recall": rec, "floor": flo}
-    for name in ("list", "search", "store", "update", "save"):
+    for name in ("list", "search", "store", "update", "append", "increment", "max", "min", "save"):
         times[name] = mb.measure(paths[name], args.iterations)
     print(
         " | ".join(
