@@ -128,7 +128,6 @@ class Operation:
         """Schema problems of ``arguments``, by field (``"(arguments)"`` for the whole)."""
         if not isinstance(arguments, dict):
             return {"(arguments)": ["(arguments): the arguments must be a JSON object"]}
-        allowed = sorted(self.input_schema.get("properties", {}))
         problems: dict[str, list[str]] = {}
         found = list(islice(self._validator.iter_errors(arguments), _PROBLEMS_MAX + 1))
         if len(found) > _PROBLEMS_MAX:
@@ -139,8 +138,10 @@ class Operation:
         for error in sorted(found, key=lambda e: [str(p) for p in e.path]):
             where = ".".join(str(p) for p in error.path) or "(arguments)"
             if error.validator == "additionalProperties":
-                unknown = sorted(set(arguments) - set(allowed))
-                message = f"unknown argument(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}"
+                # Of the object that has them: the arguments, or one nested in them.
+                known = sorted(error.schema.get("properties", {}))
+                unknown = sorted(set(error.instance) - set(known))
+                message = f"unknown argument(s) {', '.join(unknown)}; allowed: {', '.join(known)}"
             elif error.validator == "required":
                 # Said of the missing field itself, not of the arguments around it.
                 missing = error.message.split("'")[1] if "'" in error.message else where

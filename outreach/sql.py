@@ -67,6 +67,12 @@ def _send(
                     _execute(raw, statements, cursors, prepare)
             except DatabaseError as error:
                 failure = error
+                if raw.pgconn.pipeline_status != pq.PipelineStatus.OFF:
+                    # A failure psycopg could not pin on a statement (a check at the
+                    # implicit commit of statements sent without BEGIN) left the
+                    # connection in pipeline mode: no query would run on it again.
+                    connection.close()
+                    return [None] * len(statements), failure
             return [c.fetchall() if _has_rows(c) else None for c in cursors], failure
         finally:
             for cursor in cursors:
@@ -102,23 +108,18 @@ def _execute(raw, statements, cursors, prepare: bool) -> None:
 def run_transaction(
     *statements: tuple[str, Params], optional: Sequence[tuple[str, Params]] = ()
 ) -> tuple[list[list[tuple] | None], DatabaseError | None]:
-    """``statements`` as a transaction of their own, in one round trip (inside a caller's
-    transaction: a savepoint of it, which commits with it); ``optional`` ones last, as
-    :func:`run_with_optional` runs them. The rows of ``statements``, and the failure of the
-    optional ones undone, if they failed.
+    """``statements`` as a transaction of their own, in one round trip with its ``BEGIN``
+    and ``COMMIT`` (inside a caller's transaction: a savepoint of it, which commits with
+    it); ``optional`` ones last, as :func:`run_with_optional` runs them. The rows of
+    ``statements``, and the failure of the optional ones undone, if they failed.
 
-    Any other failure undoes them all and is raised. Statements sent together outside a
-    transaction are one already (PostgreSQL's implicit transaction of a pipeline, which
-    commits at its end or is undone by its first failure): a round trip fewer than
-    Django's ``atomic`` block takes for its ``COMMIT``, and no ``BEGIN``. Savepoints need
-    an explicit one, so with ``optional`` statements it is sent.
+    Any other failure undoes them all and is raised, a check made only at the commit (a
+    deferred foreign key) among them. A round trip of its own is one fewer than Django's
+    ``atomic`` block takes for a ``COMMIT``. (The implicit transaction of a pipeline
+    without ``BEGIN`` would save two statements, but a failure at its commit reaches
+    psycopg as no statement's and leaves the connection in pipeline mode.)
     """
     inside = connection.in_atomic_block
-    if not (inside or optional):
-        rows, failure = _send(statements)
-        if failure is not None:
-            raise failure
-        return rows, None
     begin, end = (_SAVEPOINT_OWN, _RELEASE_OWN) if inside else (_BEGIN, _COMMIT)
     extra = [(_SAVEPOINT, None), *optional, (_RELEASE, None)] if optional else []
     rows, failure = _send([(begin, None), *statements, *extra, (end, None)])
@@ -316,33 +317,19 @@ def prepared(field, value):
 def _as_they_are(field) -> tuple[type, ...]:
     """The types of value ``field.get_db_prep_save`` gives back as they are, for fields of
     Django's own classes whose preparation only checks the type (a string for a
-    ``CharField``, a whole number for an ``IntegerField``, a native UUID, a key of another
-    row by the same rule): nothing to prepare."""
+    ``CharField``, a flag, a native UUID, a key of another row by the same rule): nothing
+    to prepare. Not whole numbers: Django sends them as the column's own size of integer,
+    where psycopg would pick a size by the value (a statement prepared once per size)."""
     kind = type(field)
     if kind is models.ForeignKey:
         return _as_they_are(field.target_field)
     if kind in (models.CharField, models.TextField):
         return (str, type(None))
-    if kind in _WHOLE_NUMBERS:
-        return (int, type(None))
     if kind is models.BooleanField:
         return (bool, type(None))
     if kind is models.UUIDField and connection.features.has_native_uuid_field:
         return (uuid.UUID, type(None))
     return ()
-
-
-_WHOLE_NUMBERS = (
-    models.AutoField,
-    models.BigAutoField,
-    models.SmallAutoField,
-    models.IntegerField,
-    models.SmallIntegerField,
-    models.BigIntegerField,
-    models.PositiveIntegerField,
-    models.PositiveSmallIntegerField,
-    models.PositiveBigIntegerField,
-)
 
 
 def insert(instance) -> tuple[str, list]:

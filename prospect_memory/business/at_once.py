@@ -27,12 +27,12 @@ from outreach.guarded import Stamp, insert_for_written, insert_when, update_when
 from outreach.sql import run_transaction
 from prospect_memory.business import promotion
 from prospect_memory.business.access import Place
-from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import Entry, EntryEvent, EntryVersion, Shelf
 from prospect_memory.business.rules import capacity
 from prospect_memory.business.shelf import (
     SHELF_LEAVES_ROOM,
     Target,
+    beyond_history,
     in_place_sql,
     place_params,
     shelf_lock,
@@ -68,8 +68,8 @@ def new_entry(
     guard = _new_key_guard(place.layer)
     params = [*place_params(place), entry.key, *place_params(place), limit, limit]
     write = insert_when(entry, now=now, when=guard, params=params, returning=_STAMPED)
-    made = (f"EXISTS (SELECT FROM {Entry._meta.db_table} WHERE id = %s)", [entry.pk])
-    return _send(place, entry, write, [event, usage], made, promote, now=now)
+    made = (_MADE.format(table=Entry._meta.db_table), [entry.account_id, entry.pk])
+    return _sent(place, entry, write, [event, usage], made, promote, now=now)
 
 
 def new_version(
@@ -91,14 +91,21 @@ def new_version(
     write = update_when(
         entry, fields, now=now, when=_unchanged(place.layer), params=params, returning=_STAMPED
     )
-    keep = business_settings.HISTORY_VERSIONS - 1  # and the one kept now, unseen by the prune
-    beyond = (_beyond_history(), [entry.pk, keep])
-    made = (f"EXISTS (SELECT FROM {EntryVersion._meta.db_table} WHERE id = %s)", [kept.pk])
-    steps = [kept, beyond, event, usage]
-    return _send(place, entry, write, steps, made, promote, now=now)
+    made = (_MADE.format(table=EntryVersion._meta.db_table), [kept.account_id, kept.pk])
+    steps = [kept, beyond_history(kept, a_step=True), event, usage]
+    return _sent(place, entry, write, steps, made, promote, now=now)
 
 
-def _send(place, entry, write, then, made, promote, *, now) -> Sent:
+def _sent(
+    place: Place,
+    entry: Entry,
+    write: tuple[str, list],
+    then: list,
+    made: tuple[str, list],
+    promote: bool,
+    *,
+    now: Stamp,
+) -> Sent:
     """Lock, write, promote and commit in one round trip.
     ``made`` is the condition that the write wrote (a row it made exists): the promotion
     stands on it, and so does the commit's wait for the disk (a transaction that wrote
@@ -116,6 +123,9 @@ def _send(place, entry, write, then, made, promote, *, now) -> Sent:
         setattr(entry, name, value)  # as the database wrote them
     return Sent(written=True, promoted=indexed is not None and undone is None, undone=undone)
 
+
+#: That the write wrote: the row it made (a new entry, or the version an update keeps).
+_MADE = "EXISTS (SELECT FROM {table} WHERE account_id = %s AND id = %s)"
 
 #: The commit waits for the disk if the write wrote (as any commit does), else not.
 _DURABLE_IF = (
@@ -142,12 +152,3 @@ def _new_key_guard(layer: str) -> str:
 @cache
 def _unchanged(layer: str) -> str:
     return f"xmin = %s::xid AND {in_place_sql(layer, '')} AND {unexpired_sql('')}"
-
-
-@cache
-def _beyond_history() -> str:
-    table = EntryVersion._meta.db_table
-    return f"""
-    DELETE FROM {table} WHERE id IN (
-        SELECT id FROM {table} WHERE entry_id = %s ORDER BY version DESC OFFSET %s)
-       AND EXISTS (SELECT FROM written)"""  # noqa: S608

@@ -73,9 +73,8 @@ def in_write(entry: Entry, *, only_if: tuple[str, list] | None = None) -> tuple[
         return None
     when, params = only_if or ("true", [])
     if qualifies(entry):
-        values = [entry.pk, entry.account_id, entry.version, timezone.now()]
-        return _promote_statement(when), [*values, *params]
-    return _remove_statement(when), [entry.pk, *params]
+        return _promote_statement(when), [entry.pk, entry.account_id, entry.version, *params]
+    return _remove_statement(when), [entry.pk, entry.account_id, *params]
 
 
 @cache
@@ -83,14 +82,15 @@ def _promote_statement(when: str) -> str:
     table = Promotion._meta.db_table
     return f"""
     INSERT INTO {table} (entry_id, account_id, version, promoted_at)
-    SELECT %s, %s, %s, %s WHERE {when}
+    SELECT %s, %s, %s, statement_timestamp() WHERE {when}
     ON CONFLICT (entry_id) DO UPDATE
        SET version = excluded.version, promoted_at = excluded.promoted_at"""  # noqa: S608
 
 
 @cache
 def _remove_statement(when: str) -> str:
-    return f"DELETE FROM {Promotion._meta.db_table} WHERE entry_id = %s AND {when}"  # noqa: S608
+    table = Promotion._meta.db_table
+    return f"DELETE FROM {table} WHERE entry_id = %s AND account_id = %s AND {when}"  # noqa: S608
 
 
 def schedule(entries: Iterable[Entry]) -> None:

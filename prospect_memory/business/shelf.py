@@ -4,6 +4,7 @@ who wrote, history, events, and making room under the capacity."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 
 from django.db import connection
@@ -76,10 +77,12 @@ class Counts:
 SHELF_LEAVES_ROOM = "s.live_entries < %s AND s.left_entries + s.expiring_entries <= %s"
 
 
-def lock_key(place: Place, key: str) -> tuple[Entry | None, Counts | None]:
+def lock_key(place: Place, key: str) -> tuple[Entry | None, Counts | None, datetime]:
     """Lock the shelf of ``place``, then ``key``'s row in it (live, possibly past its expiry,
-    or an alias; read without its vector): one round trip of prepared statements, run in
-    this order by the database. With no such row, the layer's counts too.
+    locked; or an alias, read: the caller locks the entry it stands for); read without its
+    vector, in one round trip of prepared statements, run in this order by the database.
+    With no such row, the layer's counts too. And the database's clock once the lock is
+    held: what the write stamps, and judges expiry by (as every read does).
 
     The shelf's own counts (kept by the database, see ``Shelf``) come back with its lock.
     Taking every live entry with an expiry as already gone, they are at least the counts;
@@ -89,16 +92,25 @@ def lock_key(place: Place, key: str) -> tuple[Entry | None, Counts | None]:
     """
     statements = _place_statements(place.layer)
     params = {"account": place.account_id, "member": place.member_id, "key": key}
-    (shelf,), rows = run(shelf_lock(place), (statements["key"], params))
-    if rows:
-        return Entry.from_db(connection.alias, _UNVECTORED, rows[0]), None
+    (shelf,), own, alias, ((now,),) = run(
+        shelf_lock(place),
+        (statements["key"], params),
+        (statements["alias"], params),
+        (_CLOCK, None),
+    )
+    if own or alias:  # one or the other: a key is one live entry or one alias
+        return Entry.from_db(connection.alias, _UNVECTORED, (own or alias)[0]), None, now
     live, left, expiring = (shelf[at] for at in _SHELF_COUNTS_AT)
     if live is not None:
         at_most = Counts(live, left + expiring)
         if at_most.leave_room(capacity(place.layer)):
-            return None, at_most
+            return None, at_most, now
     _, counted, _ = run(*with_generic_plan((statements["counts"], params)))
-    return None, Counts(*counted[0])
+    return None, Counts(*counted[0]), now
+
+
+#: The database's clock as the statement runs (after the ones sent before it).
+_CLOCK = "SELECT statement_timestamp()"
 
 
 #: Where the shelf's counts are in the row its lock statement returns (every column).
@@ -136,14 +148,15 @@ def likely_target(place: Place, key: str) -> Target | None:
     return Target(Entry.from_db(connection.alias, _UNVECTORED, columns), seen, own)
 
 
-def in_place_sql(layer: str, alias: str) -> str:
-    """The rows of ``place`` in table ``alias`` (none: the statement's one table), its
-    layer as a constant, as :func:`_place_statements` writes them; positional parameters
-    (:func:`place_params`)."""
+def in_place_sql(layer: str, alias: str, *, named: bool = False) -> str:
+    """The rows of a place of ``layer`` in table ``alias`` (none: the statement's one
+    table), the layer a constant; its parameters positional (:func:`place_params`), or
+    ``named`` (``account``, ``member``)."""
     table = f"{alias}." if alias else ""
-    owner = "IS NULL" if layer == Layer.ACCOUNT else "= %s"
+    account, member = ("%(account)s", "%(member)s") if named else ("%s", "%s")
+    owner = "IS NULL" if layer == Layer.ACCOUNT else f"= {member}"
     return (
-        f"{table}account_id = %s AND {table}layer = '{Layer(layer).value}' "
+        f"{table}account_id = {account} AND {table}layer = '{Layer(layer).value}' "
         f"AND {table}member_id {owner}"
     )
 
@@ -162,24 +175,24 @@ def _place_statements(layer: str) -> dict[str, str]:
     table = Entry._meta.db_table
     shelf = Shelf._meta.db_table
 
-    def of(alias: str) -> str:  # the layer's rows of a table
-        owner = "IS NULL" if layer == Layer.ACCOUNT else "= %(member)s"
-        return (
-            f"{alias}.account_id = %(account)s AND {alias}.layer = '{Layer(layer).value}' "
-            f"AND {alias}.member_id {owner}"
-        )
-
-    place, shelf_place = of("e"), of("s")
+    place, shelf_place = in_place_sql(layer, "e", named=True), in_place_sql(layer, "s", named=True)
     columns = ", ".join(f"e.{Entry._meta.get_field(name).column}" for name in _UNVECTORED)
     live, merged = Entry.Status.LIVE.value, Entry.Status.MERGED.value
     evicted, gone = Entry.Status.EVICTED.value, Entry.Status.EXPIRED.value
     unexpired = unexpired_sql()
     return {
-        # One row at most: a key is one live entry or one alias of its layer.
+        # One row at most between the two: a key is one live entry or one alias of its
+        # layer. The live one is locked; an alias is not: no other writer changes it under
+        # the shelf's lock, and the entry it stands for, which the store then locks, may
+        # have the smaller id: searches lock in id order, so holding the alias first
+        # while waiting for it would deadlock with one that saw the alias still live.
         "key": f"""
     SELECT {columns} FROM {table} e
-     WHERE {place} AND e.key = %(key)s AND e.status IN ('{live}', '{merged}')
+     WHERE {place} AND e.key = %(key)s AND e.status = '{live}'
        FOR UPDATE OF e""",  # noqa: S608  (names from the models, values are parameters)
+        "alias": f"""
+    SELECT {columns} FROM {table} e
+     WHERE {place} AND e.key = %(key)s AND e.status = '{merged}'""",  # noqa: S608
         # ``likely_target``: the key's live unexpired entry, or the one its alias stands for,
         # with the version of its row read and whether it is the key's own.
         "target": f"""
@@ -300,16 +313,24 @@ def version_of(entry: Entry) -> EntryVersion:
 def history_statements(version: EntryVersion) -> list[tuple[str, list]]:
     """Write ``version`` and keep the newest HISTORY_VERSIONS of its entry: to send with a
     write's other statements in one round trip."""
-    keep = business_settings.HISTORY_VERSIONS
-    return [sql.insert(version), (_beyond_history(), [version.entry_id, keep])]
+    return [sql.insert(version), beyond_history(version)]
+
+
+def beyond_history(version: EntryVersion, *, a_step: bool = False) -> tuple[str, list]:
+    """Delete the versions of ``version``'s entry past the newest HISTORY_VERSIONS, once it
+    is written. ``a_step``: as a step of the statement that writes it (``at_once``), which
+    does not see it among the others: one fewer of them kept, and only if the write wrote."""
+    keep = business_settings.HISTORY_VERSIONS - (1 if a_step else 0)
+    return _beyond_history(a_step), [version.account_id, version.entry_id, keep]
 
 
 @cache
-def _beyond_history() -> str:
+def _beyond_history(a_step: bool) -> str:
     table = EntryVersion._meta.db_table
     return f"""
     DELETE FROM {table} WHERE id IN (
-        SELECT id FROM {table} WHERE entry_id = %s ORDER BY version DESC OFFSET %s)"""  # noqa: S608
+        SELECT id FROM {table} WHERE account_id = %s AND entry_id = %s
+         ORDER BY version DESC OFFSET %s){" AND EXISTS (SELECT FROM written)" if a_step else ""}"""  # noqa: S608
 
 
 def make_room(

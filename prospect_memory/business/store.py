@@ -20,7 +20,6 @@ from datetime import UTC
 from typing import Any
 
 from django.db import DatabaseError, transaction
-from django.utils import timezone
 
 from outreach import sql
 from outreach.access import Actor
@@ -258,8 +257,8 @@ def _store_locked(write: _Write, place: Place, key: str, expected: int | None) -
     """The store under the layer's lock: the key read there and everything decided there."""
     actor, layer = write.actor, write.layer
     with transaction.atomic():
-        current, counts = lock_key(place, key)
-        now = timezone.now()  # once the layer is ours: what it writes is as of now
+        # The database's clock once the layer is ours: what it writes is as of then.
+        current, counts, now = lock_key(place, key)
         alias = None
         if current is not None and current.status == Entry.Status.MERGED:
             # A key merged into another entry writes that entry, as it reads it.
@@ -267,7 +266,7 @@ def _store_locked(write: _Write, place: Place, key: str, expected: int | None) -
             if kept is not None:
                 alias, key = key, kept.key
             current = kept
-        if current is not None and is_expired(current):
+        if current is not None and is_expired(current, now):
             retire(current, Entry.Status.EXPIRED, now)
             promotion.schedule([current])
             current = None  # counts is None: the key had a row
@@ -308,10 +307,11 @@ def _after_commit(
     *,
     promoted: bool,
     undone: DatabaseError | None,
-    evicted: list[Entry] = (),
+    evicted: list[Entry] | tuple[()] = (),
 ) -> None:
-    """What a store leaves for after its commit: the embedding of a text the provider did
-    not see, and the promotions the write did not record itself (its evictions' too)."""
+    """What a store schedules for after its commit (on the locked path, from inside its
+    transaction): the embedding of a text the provider did not see, and the promotions the
+    write did not record itself (its evictions' too)."""
     entry = rows.entry
     if entry.embedding_status == pipeline.PENDING:
         # The provider answered before the lock, for a text the write did not store

@@ -178,6 +178,12 @@ class SealedField:
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
         self.column = self._column or f"{name}_ciphertext"
+        # What this instance last sealed or unsealed, with the ciphertext and binding it
+        # was for: read again while both are the same, it is not decrypted again (a write
+        # reads the value it changes several times: to merge, to compare, to keep). It
+        # lives as long as the instance, as the text read with it does; instances are not
+        # sent anywhere (tasks take ids), so neither is it.
+        self._known = f"_{name}_known"
 
     def _where(self, instance) -> dict:
         if instance.pk is None or instance.account_id is None:
@@ -216,13 +222,6 @@ class SealedField:
         token = seal(value, **self._where(instance))
         setattr(instance, self.column, token)
         instance.__dict__[self._known] = (token, _bound(instance), value)
-
-    @property
-    def _known(self) -> str:
-        # What this instance last sealed or unsealed, with the ciphertext and binding it
-        # was for: read again while both are the same, it is not decrypted again (a write
-        # reads the value it changes several times: to merge, to compare, to keep).
-        return f"_{self.name}_known"
 
     def is_current(self, instance, ring: Keyring | None = None) -> bool:
         """True when the stored ciphertext is under the newest key (or there is none)."""

@@ -64,8 +64,8 @@ def fill(actor, count: int) -> None:
     Entry.objects.bulk_create(entries)
 
 
-def wait_for_a_lock_wait() -> None:
-    """Until a session of this database waits for a lock another one holds."""
+def wait_for_a_lock_wait(sessions: int = 1) -> None:
+    """Until ``sessions`` sessions of this database wait for a lock another one holds."""
     waiting = (
         "SELECT count(*) FROM pg_stat_activity "
         "WHERE wait_event_type = 'Lock' AND datname = current_database()"
@@ -73,10 +73,10 @@ def wait_for_a_lock_wait() -> None:
     for _ in range(1000):
         with connection.cursor() as cursor:
             cursor.execute(waiting)
-            if cursor.fetchone()[0]:
+            if cursor.fetchone()[0] >= sessions:
                 return
         time.sleep(0.01)
-    pytest.fail("no session waited for a lock")
+    pytest.fail(f"fewer than {sessions} sessions waited for a lock")
 
 
 def started(outcomes: dict, name: str, work) -> threading.Thread:
@@ -195,6 +195,44 @@ def test_searches_and_recalls_of_the_same_entries_at_once_never_deadlock(admin_a
     assert together(8, mixed) == ["done"] * 8
     total = sum(Entry.objects.values_list("access_count", flat=True))
     assert total == 8 * 10 * 20 + 8 * 5  # 10 searches of 20 results and 5 recalls each
+
+
+def test_a_store_through_an_alias_and_a_search_that_saw_it_live_never_deadlock(admin_actor):
+    """A search locks its results in id order; a store of a merged key locks the entry it
+    stands for. If the store held the alias row first and the kept entry has the smaller
+    id, a search whose snapshot still saw the alias live would hold the one and wait for
+    the other."""
+    from prospect_memory.business.selectors import entries_search
+
+    rule = {"rule": "Enterprise deals need a champion and a security review"}
+    for key in ("rule_a", "rule_b"):
+        entry_store(actor=admin_actor, key=key, value=rule, confidence=80)
+    kept, alias = Entry.objects.filter(key__in=["rule_a", "rule_b"]).order_by("id")
+    go, held = threading.Event(), threading.Event()
+
+    def hold_the_kept_entry():  # someone reading it, long enough to line the others up
+        with transaction.atomic():
+            Entry.objects.select_for_update(no_key=True).filter(pk=kept.pk).get()
+            held.set()
+            go.wait(30)
+
+    outcomes: dict = {}
+    holder = started(outcomes, "holder", hold_the_kept_entry)
+    assert held.wait(10)
+    search = started(
+        outcomes, "search", lambda: entries_search(actor=admin_actor, query="enterprise champion")
+    )
+    wait_for_a_lock_wait()  # the search, its snapshot taken, waits for the kept entry
+    Entry.objects.filter(pk=alias.pk).update(status="merged", alias_of=kept)  # a merge
+    store = started(
+        outcomes, "store", lambda: entry_store(actor=admin_actor, key=alias.key, value=rule)
+    )
+    wait_for_a_lock_wait(2)  # the store waits for the kept entry too
+    go.set()
+    for thread in (holder, search, store):
+        thread.join(60)
+    assert not [o for o in outcomes.values() if isinstance(o, Exception)], outcomes
+    assert outcomes["store"].entry.alias_of == kept.key
 
 
 def test_a_recall_during_evictions_finds_the_entry_or_says_so(admin_actor, settings):

@@ -290,3 +290,22 @@ def test_an_accounts_erasure_waits_for_a_store_that_is_making_room(
     assert not [o for o in outcomes.values() if isinstance(o, Exception)], outcomes
     assert not Entry.objects.filter(account=account.pk).exists()
     assert not Shelf.objects.filter(account=account.pk).exists()
+
+
+@pytest.mark.parametrize(
+    ("live", "left", "expiring", "limit"),
+    [(0, 0, 0, 3), (2, 0, 0, 3), (3, 0, 0, 3), (2, 2, 1, 3), (2, 3, 1, 3), (None, 0, 0, 3)],
+)
+def test_the_shelfs_room_in_sql_is_the_room_rule(live, left, expiring, limit):
+    """What a new key's write sent at once checks in SQL, and what the locked path decides
+    on the same counts, agree (a shelf never counted has no room: it is counted first)."""
+    from outreach.sql import run_one
+    from prospect_memory.business.shelf import SHELF_LEAVES_ROOM, Counts
+
+    (row,) = run_one(
+        f"SELECT coalesce(bool_and({SHELF_LEAVES_ROOM}), false) FROM (SELECT "  # noqa: S608
+        "%s::int AS live_entries, %s::int AS left_entries, %s::int AS expiring_entries) s",
+        [limit, limit, live, left, expiring],  # in the order the text names them
+    )
+    expected = live is not None and Counts(live, left + expiring).leave_room(limit)
+    assert row[0] is expected

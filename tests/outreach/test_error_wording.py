@@ -72,3 +72,25 @@ def test_the_schema_checks_of_every_operation(api):
     )
     assert message.startswith("Invalid arguments for outreach_search_knowledge: limit: ")
     assert_each_begins_with_its_field(fields)
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "said"),
+    [
+        (
+            {"key": "icp", "value": 1, "colour": "red"},
+            "(arguments)",
+            "unknown argument(s) colour; allowed: category, confidence,",
+        ),
+        (
+            {"key": "icp", "value": 1, "source": {"pipeline": "p1"}},
+            "source",
+            "unknown argument(s) pipeline; allowed: execution_id, extracted_at, pipeline_id,",
+        ),
+    ],
+)
+def test_an_unknown_argument_is_named_with_those_its_object_takes(api, body, field, said):
+    _, fields = problems_of(
+        api.call("post", "/api/v1/business-memory/entries", "/api/v1/business-memory/entries", body)
+    )
+    assert fields[field][0].startswith(f"{field}: {said}")

@@ -231,3 +231,40 @@ def test_native_statements_number_their_placeholders():
     assert run((statement, [40, 2]))[0] == [(42,)]
     with pytest.raises(ValueError, match="%s placeholders"):
         sql.native("SELECT '100%' || %s")
+
+
+def _usage_of_a_gone_client(account):
+    from prospect_memory.core.models import UsageEvent
+
+    row = UsageEvent(account=account, oauth_application_id=2**31 - 1, memory="business")
+    row.kind, row.subject = "store", "orphan"
+    return sql.insert(row)  # its foreign key is checked at the commit
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_check_at_the_commit_of_a_transaction_of_its_own_is_raised_as_it_is(account):
+    from django.db import IntegrityError
+
+    with pytest.raises(IntegrityError, match="foreign key"):
+        sql.run_transaction(_usage(account, "a"), _usage_of_a_gone_client(account))
+    assert connection.connection.info.transaction_status.name == "IDLE"
+    assert _subjects() == set()
+    assert run_one("SELECT %s::int", [1]) == [(1,)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failure_psycopg_cannot_pin_on_a_statement_leaves_a_connection_that_works(account):
+    # Without BEGIN, the pipeline's statements commit at its end: a check failing there
+    # left psycopg's connection in pipeline mode, refusing every later query.
+    with pytest.raises(DatabaseError):
+        run(_usage(account, "a"), _usage_of_a_gone_client(account))
+    assert run_one("SELECT %s::int", [1]) == [(1,)]
+    assert _subjects() == set()
+
+
+def test_whole_numbers_go_as_their_columns_size_whatever_their_value():
+    from prospect_memory.business.models import Entry
+
+    version = Entry._meta.get_field("version")
+    assert {type(sql.prepared(version, n)).__name__ for n in (1, 40_000, 2**31 - 1)} == {"Int4"}
+    assert sql.prepared(Entry._meta.get_field("key"), "icp") == "icp"
