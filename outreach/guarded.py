@@ -18,7 +18,7 @@ from functools import cache
 
 from django.db import connection, models
 
-from outreach.sql import Params, native, prepared
+from outreach.sql import Params, inserted_fields, native, prepared
 
 
 class Stamp(datetime):
@@ -89,7 +89,7 @@ def update_when(
 def _values(instance, now: Stamp, *, adding: bool, fields=None) -> list:
     """The parameters of :func:`_value_of` each field, in order."""
     values: list = []
-    for field in fields if fields is not None else _inserted(type(instance)):
+    for field in fields if fields is not None else inserted_fields(type(instance)):
         value = field.pre_save(instance, adding)
         if isinstance(field, models.DateTimeField):
             if isinstance(value, Stamp):
@@ -109,14 +109,9 @@ def _value_of(field) -> str:
     return "%s"
 
 
-def _inserted(model) -> list:
-    meta = model._meta
-    return [f for f in meta.concrete_fields if not (f.primary_key and f.db_returning)]
-
-
 @cache
 def _insert_of(model) -> tuple[str, str, str]:
-    fields = _inserted(model)
+    fields = inserted_fields(model)
     names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
     values = ", ".join(_value_of(f) for f in fields)
     return connection.ops.quote_name(model._meta.db_table), names, values

@@ -354,6 +354,11 @@ def update(instance, names: Sequence[str]) -> tuple[str, list]:
     return sql, [*values, model._meta.pk.get_db_prep_save(instance.pk, connection)]
 
 
+def inserted_fields(model) -> list:
+    """The fields :func:`insert` writes: every concrete one but an id the database makes."""
+    return _insert_of(model)[1]
+
+
 @cache
 def _insert_of(model) -> tuple[str, list]:
     meta = model._meta
