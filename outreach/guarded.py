@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from functools import cache
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 
 from outreach.sql import Params, inserted_fields, native, prepared
 
@@ -81,24 +81,48 @@ def update_when(
         f"UPDATE {table} SET {sets} WHERE {key} = %s AND ({when}) "  # noqa: S608
         f"RETURNING {_columns(model, returning)}"
     )
-    fields = [model._meta.get_field(name) for name in names]
-    values = _values(instance, now, adding=False, fields=fields)
-    return sql, [*values, model._meta.pk.get_db_prep_save(instance.pk, connection), *params]
+    values = _values(instance, now, adding=False, fields=_fields_of(model, tuple(names)))
+    return sql, [*values, prepared(model._meta.pk, instance.pk), *params]
 
 
 def _values(instance, now: Stamp, *, adding: bool, fields=None) -> list:
     """The parameters of :func:`_value_of` each field, in order."""
     values: list = []
-    for field in fields if fields is not None else inserted_fields(type(instance)):
-        value = field.pre_save(instance, adding)
-        if isinstance(field, models.DateTimeField):
-            if isinstance(value, Stamp):
-                values += [value - now, None]
-            else:
-                values += [None, field.get_db_prep_save(value, connection)]
+    db = connections[DEFAULT_DB_ALIAS]
+    for field, time, attname in _reading(
+        fields if fields is not None else _fields_of(type(instance), None)
+    ):
+        # A field without a pre_save of its own gives its attribute as it is.
+        value = getattr(instance, attname) if attname else field.pre_save(instance, adding)
+        if not time:
+            values.append(prepared(field, value, db))
+        elif isinstance(value, Stamp):
+            values += [value - now, None]
         else:
-            values.append(prepared(field, value))
+            values += [None, prepared(field, value, db)]
     return values
+
+
+@cache
+def _fields_of(model, names: tuple[str, ...] | None) -> tuple:
+    """The fields named (all that an ``INSERT`` writes: None), in order."""
+    if names is None:
+        return tuple(inserted_fields(model))
+    return tuple(model._meta.get_field(name) for name in names)
+
+
+@cache
+def _reading(fields: tuple) -> tuple:
+    """For each field, whether it is a time, and the attribute its value is if it has no
+    ``pre_save`` of its own."""
+    return tuple(
+        (
+            field,
+            isinstance(field, models.DateTimeField),
+            field.attname if type(field).pre_save is models.Field.pre_save else None,
+        )
+        for field in fields
+    )
 
 
 def _value_of(field) -> str:

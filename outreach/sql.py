@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from functools import cache
 from typing import Any
 
 import psycopg
-from django.db import DatabaseError, connection, models
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, models
+from django.utils.asyncio import async_unsafe
 from pgvector import Vector
 from pgvector.django import VectorField
 from psycopg import adapt, pq
@@ -54,29 +56,49 @@ def _send(
 ) -> tuple[list[list[tuple] | None], DatabaseError | None]:
     """:func:`run`'s round trip: the rows of each statement that ran (None for one without
     rows or that did not run), and the failure that stopped the others, if one did."""
-    with connection.cursor() as wrapper, connection.wrap_database_errors:
-        raw = wrapper.cursor.connection
-        cursors = [
-            (psycopg.RawCursor if type(sql) is Native else psycopg.Cursor)(raw)
-            for sql, _ in statements
-        ]
-        failure = None
+    db = _connection()
+    raw = db.connection
+    # Transaction control (BEGIN, COMMIT, a savepoint) returns no rows: those statements
+    # share one cursor, the others have their own to hold their rows.
+    shared = None
+    cursors = []
+    for sql, _ in statements:
+        if sql in _CONTROL:
+            shared = shared or psycopg.Cursor(raw)
+            cursors.append(shared)
+        else:
+            cursors.append((psycopg.RawCursor if type(sql) is Native else psycopg.Cursor)(raw))
+    failure = None
+    try:
         try:
-            try:
-                with connection.wrap_database_errors:  # a psycopg error, as Django's
-                    _execute(raw, statements, cursors, prepare)
-            except DatabaseError as error:
-                failure = error
-                if raw.pgconn.pipeline_status != pq.PipelineStatus.OFF:
-                    # A failure psycopg could not pin on a statement (a check at the
-                    # implicit commit of statements sent without BEGIN) left the
-                    # connection in pipeline mode: no query would run on it again.
-                    connection.close()
-                    return [None] * len(statements), failure
-            return [c.fetchall() if _has_rows(c) else None for c in cursors], failure
-        finally:
-            for cursor in cursors:
-                cursor.close()
+            with db.wrap_database_errors:  # a psycopg error, as Django's
+                _execute(raw, statements, cursors, prepare)
+        except DatabaseError as error:
+            failure = error
+            if raw.pgconn.pipeline_status != pq.PipelineStatus.OFF:
+                # A failure psycopg could not pin on a statement (a check at the
+                # implicit commit of statements sent without BEGIN) left the
+                # connection in pipeline mode: no query would run on it again.
+                db.close()
+                return [None] * len(statements), failure
+        with db.wrap_database_errors:
+            rows = [c.fetchall() if c is not shared and _has_rows(c) else None for c in cursors]
+        return rows, failure
+    finally:
+        for cursor in cursors:
+            cursor.close()
+
+
+@async_unsafe
+def _connection():
+    """The default database's connection wrapper, its connection open and checked as
+    ``connection.cursor()`` does it (the health check, the thread it belongs to), without
+    the Django cursor that call also makes."""
+    db = connections[DEFAULT_DB_ALIAS]
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    db.validate_thread_sharing()
+    return db
 
 
 class Native(str):
@@ -177,6 +199,12 @@ def run_with_optional(
 _SAVEPOINT = "SAVEPOINT kit_optional"
 _RELEASE = "RELEASE SAVEPOINT kit_optional"
 _ROLLBACK_TO = "ROLLBACK TO SAVEPOINT kit_optional"
+
+#: The statements :func:`_send` knows return no rows.
+_CONTROL = frozenset(
+    {_BEGIN, _COMMIT, _ROLLBACK, _SAVEPOINT_OWN, _RELEASE_OWN, _ROLLBACK_TO_OWN}
+    | {_SAVEPOINT, _RELEASE, _ROLLBACK_TO}
+)
 
 
 def _has_rows(cursor: psycopg.Cursor) -> bool:
@@ -304,32 +332,53 @@ def adapt_vectors(sender, connection, **kwargs) -> None:
         adapters.register_dumper(Vector, _VectorDumper)  # preferred: the last registered
 
 
-def prepared(field, value):
-    """``value`` of ``field`` as ``Model.save`` prepares it; a vector in its binary form."""
-    if type(value) in _as_they_are(field):
-        return value
+def prepared(field, value, db=None):
+    """``value`` of ``field`` as ``Model.save`` prepares it for ``db`` (a connection
+    wrapper; the default database's if None); a vector in its binary form."""
+    as_they_are, sized = _preparation(field)
+    kind = type(value)
+    if kind in as_they_are:
+        if kind is not datetime or value.tzinfo is not None:  # a naive time gets its warning
+            return value
+    elif kind is int and sized is not None:
+        return sized(value)
     if isinstance(field, VectorField) and isinstance(value, list):
         return vector_param(value)
-    return field.get_db_prep_save(value, connection)
+    return field.get_db_prep_save(value, db or connections[DEFAULT_DB_ALIAS])
 
 
 @cache
-def _as_they_are(field) -> tuple[type, ...]:
-    """The types of value ``field.get_db_prep_save`` gives back as they are, for fields of
-    Django's own classes whose preparation only checks the type (a string for a
-    ``CharField``, a flag, a native UUID, a key of another row by the same rule): nothing
-    to prepare. Not whole numbers: Django sends them as the column's own size of integer,
-    where psycopg would pick a size by the value (a statement prepared once per size)."""
-    kind = type(field)
+def _preparation(field) -> tuple[tuple[type, ...], type | None]:
+    """What ``field.get_db_prep_save`` does, for fields of Django's own classes whose
+    preparation only checks the type: the types of value it gives back as they are (a
+    string for a ``CharField``, a flag, a native UUID, an aware time, a key of another row
+    by the same rule), and the column-sized integer it wraps a whole number in, if it does
+    (psycopg would pick a size by the value: a statement prepared once per size)."""
+    kind, db = type(field), connections[DEFAULT_DB_ALIAS]
     if kind is models.ForeignKey:
-        return _as_they_are(field.target_field)
+        return _preparation(field.target_field)
     if kind in (models.CharField, models.TextField):
-        return (str, type(None))
+        return (str, type(None)), None
     if kind is models.BooleanField:
-        return (bool, type(None))
-    if kind is models.UUIDField and connection.features.has_native_uuid_field:
-        return (uuid.UUID, type(None))
-    return ()
+        return (bool, type(None)), None
+    if kind is models.UUIDField and db.features.has_native_uuid_field:
+        return (uuid.UUID, type(None)), None
+    if kind is models.DateTimeField and db.vendor == "postgresql":
+        return (datetime, type(None)), None  # PostgreSQL's adapter takes times as they are
+    sizes = getattr(db.ops, "integerfield_type_map", {})
+    if kind in _INTEGER_FIELDS and field.get_internal_type() in sizes:
+        return (type(None),), sizes[field.get_internal_type()]
+    return (), None
+
+
+_INTEGER_FIELDS = (
+    models.IntegerField,
+    models.SmallIntegerField,
+    models.BigIntegerField,
+    models.PositiveIntegerField,
+    models.PositiveSmallIntegerField,
+    models.PositiveBigIntegerField,
+)
 
 
 def insert(instance) -> tuple[str, list]:
@@ -340,9 +389,9 @@ def insert(instance) -> tuple[str, list]:
     read back, so the instance keeps ``pk`` None); values are prepared as ``Model.save``
     prepares them (``pre_save``, then ``get_db_prep_save``).
     """
-    model = type(instance)
+    model, db = type(instance), connections[DEFAULT_DB_ALIAS]
     sql, fields = _insert_of(model)
-    return sql, [prepared(field, field.pre_save(instance, True)) for field in fields]
+    return sql, [prepared(field, field.pre_save(instance, True), db) for field in fields]
 
 
 def update(instance, names: Sequence[str]) -> tuple[str, list]:
@@ -351,7 +400,7 @@ def update(instance, names: Sequence[str]) -> tuple[str, list]:
     model = type(instance)
     sql, fields = _update_of(model, tuple(names))
     values = [prepared(field, field.pre_save(instance, False)) for field in fields]
-    return sql, [*values, model._meta.pk.get_db_prep_save(instance.pk, connection)]
+    return sql, [*values, prepared(model._meta.pk, instance.pk)]
 
 
 def inserted_fields(model) -> list:

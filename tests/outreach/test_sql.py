@@ -1,6 +1,7 @@
 """Hot-path statements: prepared once per connection, pipelined, errors like Django's."""
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import DatabaseError, ProgrammingError, connection, transaction
 
 from outreach import sql
@@ -268,3 +269,41 @@ def test_whole_numbers_go_as_their_columns_size_whatever_their_value():
     version = Entry._meta.get_field("version")
     assert {type(sql.prepared(version, n)).__name__ for n in (1, 40_000, 2**31 - 1)} == {"Int4"}
     assert sql.prepared(Entry._meta.get_field("key"), "icp") == "icp"
+
+
+def test_every_value_goes_as_djangos_own_preparation_would_send_it():
+    """The shortcuts of ``prepared`` (values sent as they are, integers sized once per
+    field) give what ``get_db_prep_save`` gives, for every field of the hot-path models."""
+    from datetime import UTC, datetime
+
+    from prospect_memory.business.models import Entry, EntryEvent, EntryVersion
+    from prospect_memory.core.models import UsageEvent
+
+    samples = [0, 7, 2**31 - 1, "", "icp", True, False, datetime(2026, 12, 2, 12, tzinfo=UTC)]
+    samples.append(None)
+    for model in (Entry, EntryEvent, EntryVersion, UsageEvent):
+        for field in model._meta.concrete_fields:
+            for value in samples:
+                try:
+                    expected = field.get_db_prep_save(value, connection)
+                except (TypeError, ValueError, AttributeError, ValidationError):
+                    continue  # not a value of this field
+                got = sql.prepared(field, value)
+                assert type(got) is type(expected), (model.__name__, field.name, value)
+                assert got == expected or repr(got) == repr(expected), (field.name, value)
+
+
+def test_a_naive_time_still_gets_djangos_warning():
+    from datetime import datetime
+
+    from prospect_memory.business.models import Entry
+
+    with pytest.warns(RuntimeWarning, match="naive datetime"):
+        sql.prepared(Entry._meta.get_field("created_at"), datetime(2026, 12, 2, 12))
+
+
+def test_transaction_control_and_statements_with_rows_in_one_round_trip():
+    """BEGIN and COMMIT share a cursor; a statement without parameters that returns rows
+    keeps its own."""
+    rows = run(("BEGIN", None), ("SELECT 1", None), ("SELECT %s::int", [2]), ("COMMIT", None))
+    assert rows == [None, [(1,)], [(2,)], None]
