@@ -10,8 +10,11 @@ PostgreSQL's binary format, which psycopg loads about three times faster than te
 (recall reads 100 ciphertexts and 50 timestamps).
 
 The statements still pass through Django's connection handling: the same connection,
-its health check, its transaction state and its error wrapping (a dropped connection is a
-``django.db.OperationalError`` like any other query's).
+its health check, thread and async checks, and its error wrapping (a dropped connection is
+a ``django.db.OperationalError`` like any other query's). They do not pass through a
+Django cursor: they are not in ``connection.queries`` or ``CaptureQueriesContext``, and
+``execute_wrapper`` does not see them; :func:`run_transaction` manages its own
+transaction, and :func:`run` runs inside the caller's.
 
 Prepared statements live in the database session, so a connection pooler in front of
 PostgreSQL must keep sessions (PgBouncer: session pooling, or transaction pooling with
@@ -333,12 +336,13 @@ def adapt_vectors(sender, connection, **kwargs) -> None:
 
 
 def prepared(field, value, db=None):
-    """``value`` of ``field`` as ``Model.save`` prepares it for ``db`` (a connection
-    wrapper; the default database's if None); a vector in its binary form."""
+    """``value`` of ``field`` as ``Model.save`` prepares it; a vector in its binary form.
+    ``db`` is the default database's connection wrapper, if the caller has it at hand (the
+    shortcuts are decided for that database, the only one these statements run on)."""
     as_they_are, sized = _preparation(field)
     kind = type(value)
     if kind in as_they_are:
-        if kind is not datetime or value.tzinfo is not None:  # a naive time gets its warning
+        if kind is not datetime or value.utcoffset() is not None:  # a naive one: its warning
             return value
     elif kind is int and sized is not None:
         return sized(value)

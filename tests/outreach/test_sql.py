@@ -307,3 +307,19 @@ def test_transaction_control_and_statements_with_rows_in_one_round_trip():
     keeps its own."""
     rows = run(("BEGIN", None), ("SELECT 1", None), ("SELECT %s::int", [2]), ("COMMIT", None))
     assert rows == [None, [(1,)], [(2,)], None]
+
+
+def test_a_time_whose_zone_gives_no_offset_is_naive_to_django_and_here():
+    from datetime import datetime, tzinfo
+
+    from prospect_memory.business.models import Entry
+
+    class NoOffset(tzinfo):
+        def utcoffset(self, dt):
+            return None
+
+    with pytest.warns(RuntimeWarning, match="naive datetime"):
+        sent = sql.prepared(
+            Entry._meta.get_field("created_at"), datetime(2026, 12, 2, tzinfo=NoOffset())
+        )
+    assert sent.utcoffset() is not None
