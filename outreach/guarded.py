@@ -81,17 +81,16 @@ def update_when(
         f"UPDATE {table} SET {sets} WHERE {key} = %s AND ({when}) "  # noqa: S608
         f"RETURNING {_columns(model, returning)}"
     )
-    values = _values(instance, now, adding=False, fields=_fields_of(model, tuple(names)))
+    values = _values(instance, now, adding=False, names=tuple(names))
     return sql, [*values, prepared(model._meta.pk, instance.pk), *params]
 
 
-def _values(instance, now: Stamp, *, adding: bool, fields=None) -> list:
-    """The parameters of :func:`_value_of` each field, in order."""
+def _values(instance, now: Stamp, *, adding: bool, names: tuple[str, ...] | None = None) -> list:
+    """The parameters of :func:`_value_of` each field named (every one an ``INSERT``
+    writes: None), in order."""
     values: list = []
     db = connections[DEFAULT_DB_ALIAS]
-    for field, time, attname in _reading(
-        fields if fields is not None else _fields_of(type(instance), None)
-    ):
+    for field, time, attname in _reading(type(instance), names):
         # A field without a pre_save of its own gives its attribute as it is.
         value = getattr(instance, attname) if attname else field.pre_save(instance, adding)
         if not time:
@@ -112,16 +111,16 @@ def _fields_of(model, names: tuple[str, ...] | None) -> tuple:
 
 
 @cache
-def _reading(fields: tuple) -> tuple:
-    """For each field, whether it is a time, and the attribute its value is if it has no
-    ``pre_save`` of its own."""
+def _reading(model, names: tuple[str, ...] | None) -> tuple:
+    """For each of :func:`_fields_of`, whether it is a time, and the attribute its value
+    is if it has no ``pre_save`` of its own."""
     return tuple(
         (
             field,
             isinstance(field, models.DateTimeField),
             field.attname if type(field).pre_save is models.Field.pre_save else None,
         )
-        for field in fields
+        for field in _fields_of(model, names)
     )
 
 
@@ -144,7 +143,7 @@ def _insert_of(model) -> tuple[str, str, str]:
 @cache
 def _update_of(model, names: tuple[str, ...]) -> tuple[str, str, str]:
     meta = model._meta
-    fields = [meta.get_field(name) for name in names]
+    fields = _fields_of(model, names)
     sets = ", ".join(f"{connection.ops.quote_name(f.column)} = {_value_of(f)}" for f in fields)
     quote = connection.ops.quote_name
     return quote(meta.db_table), sets, quote(meta.pk.column)

@@ -204,10 +204,10 @@ _RELEASE = "RELEASE SAVEPOINT kit_optional"
 _ROLLBACK_TO = "ROLLBACK TO SAVEPOINT kit_optional"
 
 #: The statements :func:`_send` knows return no rows.
-_CONTROL = frozenset(
-    {_BEGIN, _COMMIT, _ROLLBACK, _SAVEPOINT_OWN, _RELEASE_OWN, _ROLLBACK_TO_OWN}
-    | {_SAVEPOINT, _RELEASE, _ROLLBACK_TO}
-)
+_CONTROL = frozenset({
+    _BEGIN, _COMMIT, _ROLLBACK, _SAVEPOINT_OWN, _RELEASE_OWN, _ROLLBACK_TO_OWN,
+    _SAVEPOINT, _RELEASE, _ROLLBACK_TO,
+})  # fmt: skip
 
 
 def _has_rows(cursor: psycopg.Cursor) -> bool:
