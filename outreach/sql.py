@@ -25,7 +25,8 @@ statements run unprepared.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -61,6 +62,9 @@ def _send(
     rows or that did not run), and the failure that stopped the others, if one did."""
     db = _connection()
     raw = db.connection
+    meanwhile = _MEANWHILE.get()
+    if meanwhile is not None:
+        _MEANWHILE.set(None)  # this round trip's alone (its work may not send another)
     # Transaction control (BEGIN, COMMIT, a savepoint) returns no rows: those statements
     # share one cursor, the others have their own to hold their rows.
     shared = None
@@ -75,7 +79,7 @@ def _send(
     try:
         try:
             with db.wrap_database_errors:  # a psycopg error, as Django's
-                _execute(raw, statements, cursors, prepare)
+                _execute(raw, statements, cursors, prepare, meanwhile)
         except DatabaseError as error:
             failure = error
             if raw.pgconn.pipeline_status != pq.PipelineStatus.OFF:
@@ -84,6 +88,10 @@ def _send(
                 # connection in pipeline mode: no query would run on it again.
                 db.close()
                 return [None] * len(statements), failure
+        except BaseException:  # raised by the work done meanwhile: the statements were read
+            if raw.pgconn.pipeline_status != pq.PipelineStatus.OFF:
+                db.close()
+            raise
         with db.wrap_database_errors:
             rows = [c.fetchall() if c is not shared and _has_rows(c) else None for c in cursors]
         return rows, failure
@@ -120,14 +128,48 @@ def native(sql: str) -> Native:
     return Native("".join(numbered) + parts[-1])
 
 
-def _execute(raw, statements, cursors, prepare: bool) -> None:
-    if len(statements) == 1:
+def _execute(raw, statements, cursors, prepare: bool, meanwhile: Meanwhile | None) -> None:
+    if len(statements) == 1 and meanwhile is None:
         (sql, params), cursor = statements[0], cursors[0]
         cursor.execute(sql, params, prepare=prepare and params is not None, binary=True)
         return
-    with raw.pipeline():
+    with raw.pipeline():  # each statement is on its way once executed; the rows come at exit
         for (sql, params), cursor in zip(statements, cursors, strict=True):
             cursor.execute(sql, params, prepare=prepare and params is not None, binary=True)
+        if meanwhile is not None:
+            meanwhile.run()
+
+
+class Meanwhile:
+    """Work done while the database runs the next round trip: inside ``with
+    Meanwhile(work) as meanwhile:``, the first round trip (:func:`run` and the others) sends
+    its statements, calls ``work`` and only then waits for their rows, so the client's work
+    and the database's overlap. ``meanwhile.done`` says whether it ran (no round trip in the
+    block: it did not) and ``meanwhile.result`` is what it gave.
+
+    ``work`` must not use the database, and must be short: until its statements' rows are
+    read, they hold their snapshot (and a transaction of their own, outside a caller's).
+    If it raises, the exception is the round trip's, once the statements' rows are read.
+    """
+
+    def __init__(self, work: Callable[[], Any]):
+        self._work = work
+        self.done = False
+        self.result: Any = None
+
+    def __enter__(self) -> Meanwhile:
+        self._token = _MEANWHILE.set(self)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        _MEANWHILE.reset(self._token)
+
+    def run(self) -> None:
+        self.done = True
+        self.result = self._work()
+
+
+_MEANWHILE: ContextVar[Meanwhile | None] = ContextVar("kit_sql_meanwhile", default=None)
 
 
 def run_transaction(

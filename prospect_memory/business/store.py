@@ -77,6 +77,7 @@ from prospect_memory.business.shelf import (
 from prospect_memory.business.visibility import is_expired
 from prospect_memory.core import pipeline
 from prospect_memory.core.budget import Embedded, embed_within_budget
+from prospect_memory.core.embeddings import get_provider
 from prospect_memory.core.integrity import Flag
 from prospect_memory.core.models import UsageEvent
 
@@ -118,12 +119,20 @@ def entry_store(
 
     # Read the entry the write will most likely change (no lock); embed and check integrity
     # on the value it will most likely store (again under the lock if that turns out not
-    # to be the value stored).
-    target = likely_target(place, key)
+    # to be the value stored). An overwrite stores the value given whatever the read
+    # finds: its checks run while the database reads.
+    with sql.Meanwhile(lambda: _Early.of(key, strategy, value, category, source)) as early:
+        target = likely_target(place, key)
     before = target.entry if target else None
+    name = before.key if before else key
     guess = _predict(before, strategy, value, category)
-    embedded = _embed(before.key if before else key, guess)
-    checked = _checked(before.key if before else key, guess, source)
+    done = early.result if early.done else None
+    if done is not None and done.key == name and guess is not None and guess[1] is value:
+        checked = done.checked
+        same = guess[0] == done.category and done.embedded is not None
+        embedded = done.embedded if same else _embed(name, guess)
+    else:
+        embedded, checked = _embed(name, guess), _checked(name, guess, source)
     write = _Write(
         actor, layer, value, category, confidence, source, ttl, strategy, embedded, checked
     )
@@ -354,6 +363,27 @@ def _predict(before: Entry | None, strategy: str, value: Any, category: str | No
     except KitError:  # the write will refuse it under the lock; nothing to embed
         return None
     return (category or (before.category if before else Category.FACT), stored)
+
+
+@dataclass(frozen=True)
+class _Early:
+    """An overwrite's integrity check and embedding, done while its read is with the
+    database, for the value given stored under the key asked, as a new key's (or a changed
+    entry's of the category it would have)."""
+
+    key: str
+    category: str
+    checked: tuple[str, str, list[Flag]] | None
+    #: None if the provider takes time: it would keep the read's snapshot open meanwhile.
+    embedded: Embedded | None
+
+    @classmethod
+    def of(cls, key: str, strategy: str, value: Any, category: str | None, source):
+        if strategy != Strategy.OVERWRITE:  # what a merge stores depends on what is read
+            return None
+        guess = (category or Category.FACT, value)
+        embedded = _embed(key, guess) if get_provider().immediate else None
+        return cls(key, guess[0], _checked(key, guess, source), embedded)
 
 
 def _checked(key: str, guess, source: Source | None) -> tuple[str, str, list[Flag]] | None:

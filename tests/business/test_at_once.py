@@ -296,3 +296,64 @@ def test_both_paths_store_the_same(module_admin, member, other_admin, monkeypatc
     locked = run(other_admin, factories.member(other_admin.account, "reader@rival.example"))
     assert taken  # the second account's stores could have gone at once, and did not
     assert at_once == locked
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_overwrite_is_checked_once_while_its_read_is_out(admin_actor, monkeypatch):
+    """Its integrity check runs while the read is with the database (the connection in
+    pipeline mode); a merge's, which needs what is read, once the read is back."""
+    from psycopg import pq
+
+    connection.ensure_connection()
+    pgconn = connection.connection.pgconn
+    scanned = []
+    scan = store_module.entry_flags
+
+    def watched(*args):
+        scanned.append(pq.PipelineStatus(pgconn.pipeline_status).name)
+        return scan(*args)
+
+    monkeypatch.setattr(store_module, "entry_flags", watched)
+    entry_store(actor=admin_actor, key="tips", value=["call"], category="fact")
+    entry_store(actor=admin_actor, key="tips", value=["write"], category="fact")
+    entry_store(actor=admin_actor, key="tips", value="visit", strategy="append")
+    assert scanned == ["ON", "ON", "OFF"]  # one check a store
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_overwrite_without_a_category_embeds_the_one_its_entry_keeps(admin_actor):
+    """Embedded early as a fact, the value is embedded again once the read shows the
+    entry is an insight: the stored vector is the one of what is stored."""
+    from prospect_memory.business.rules import embedding_input
+    from prospect_memory.core.embeddings import get_provider
+
+    entry_store(actor=admin_actor, key="tone", value="formal", category="insight")
+    stored = entry_store(actor=admin_actor, key="tone", value="warm")
+    entry = Entry.objects.get(pk=stored.entry.id)
+    assert (entry.category, entry.version) == ("insight", 2)
+    (wanted,) = get_provider().embed_documents([embedding_input("tone", "insight", "warm")])
+    assert list(entry.embedding) == pytest.approx(wanted)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_provider_that_takes_time_is_not_called_while_a_read_is_out(admin_actor, monkeypatch):
+    """Only a provider that answers at once works while the read's snapshot is open."""
+    from psycopg import pq
+
+    from prospect_memory.core.embeddings import get_provider
+
+    provider = get_provider()
+    monkeypatch.setattr(type(provider), "immediate", False)  # through the budget's thread
+    connection.ensure_connection()
+    pgconn = connection.connection.pgconn
+    modes = []
+    embed = type(provider).embed_documents
+
+    def watched(self, texts, *, timeout=None):
+        modes.append(pq.PipelineStatus(pgconn.pipeline_status).name)
+        return embed(self, texts, timeout=timeout)
+
+    monkeypatch.setattr(type(provider), "embed_documents", watched)
+    stored = entry_store(actor=admin_actor, key="tone", value="formal", category="insight")
+    assert modes == ["OFF"]
+    assert Entry.objects.get(pk=stored.entry.id).embedding_status == "ready"

@@ -323,3 +323,54 @@ def test_a_time_whose_zone_gives_no_offset_is_naive_to_django_and_here():
             Entry._meta.get_field("created_at"), datetime(2026, 12, 2, tzinfo=NoOffset())
         )
     assert sent.utcoffset() is not None
+
+
+def test_work_done_meanwhile_overlaps_the_round_trip():
+    """The statement is on its way before the work starts: PostgreSQL starts running it
+    while the client works, and its rows are read after."""
+    import time
+    from datetime import UTC, datetime
+
+    def work():
+        time.sleep(0.2)
+        return datetime.now(UTC)
+
+    with sql.Meanwhile(work) as meanwhile:
+        ((started, n),) = run_one("SELECT statement_timestamp(), %s::int", [7])
+    assert (meanwhile.done, n) == (True, 7)
+    assert started < meanwhile.result  # begun before the work ended, not after it
+
+
+def test_only_the_first_round_trip_of_the_block_carries_the_work():
+    calls = []
+    with sql.Meanwhile(lambda: calls.append(1)) as meanwhile:
+        assert run_one("SELECT 1", None) == [(1,)]
+        assert run(("SELECT 2", None), ("SELECT %s::int", [3])) == [[(2,)], [(3,)]]
+    assert (meanwhile.done, calls) == (True, [1])
+    with sql.Meanwhile(lambda: calls.append(2)) as unused:
+        pass
+    assert (unused.done, calls) == (False, [1])
+    assert run_one("SELECT 4", None) == [(4,)]
+    assert calls == [1]  # outside a block: no work
+
+
+def test_work_that_raises_is_raised_once_the_rows_are_read_and_the_connection_works():
+    def work():
+        raise LookupError("the work's own failure")
+
+    with pytest.raises(LookupError), sql.Meanwhile(work):
+        run_one("SELECT 1", None)
+    assert connection.connection.pgconn.pipeline_status == 0  # off
+    with transaction.atomic():
+        with pytest.raises(LookupError), sql.Meanwhile(work):
+            run_one("SELECT 1", None)
+        assert run_one("SELECT 2", None) == [(2,)]  # the caller's transaction goes on
+    assert run_one("SELECT 3", None) == [(3,)]
+
+
+def test_a_statement_that_fails_while_work_is_done_is_a_django_error_after_it():
+    meanwhile = sql.Meanwhile(lambda: "done")
+    with pytest.raises(DatabaseError), transaction.atomic(), meanwhile:
+        run_one("SELECT 1 / %s::int", [0])
+    assert (meanwhile.done, meanwhile.result) == (True, "done")
+    assert run_one("SELECT 1", None) == [(1,)]
