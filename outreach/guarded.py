@@ -27,20 +27,37 @@ class Stamp(datetime):
     the kind: ``now + timedelta(seconds=60)`` is a Stamp a minute after it."""
 
 
-def written_and(first: tuple[str, list], *then: tuple[str, list]) -> tuple[str, list]:
+def written_and(
+    first: tuple[str, list], *then: tuple[str, list], unwritten: str | None = None
+) -> tuple[str, list]:
     """One statement: ``first`` (a write that ``RETURNING`` what it wrote, perhaps nothing)
     as ``written``, then each of ``then``, which writes once for each row of ``written``
     (:func:`insert_for_written`, or its own ``FROM written``); the rows of ``written``.
 
     All of them see the table as it was before the statement (PostgreSQL's data-modifying
     ``WITH``): a step must not look for what another one writes.
+
+    ``unwritten``, an SQL expression without parameters, is evaluated once if ``first``
+    wrote nothing (a setting for the rest of the transaction, say); the statement then
+    gives one row of nulls, which :func:`rows_written` leaves out.
     """
     sql = f"WITH written AS ({first[0]})"
     params = list(first[1])
     for number, (step, values) in enumerate(then):
         sql += f", step_{number} AS ({step})"
         params += values
-    return native(f"{sql} SELECT * FROM written"), params  # noqa: S608  (built here)
+    if unwritten is None:
+        return native(f"{sql} SELECT * FROM written"), params  # noqa: S608  (built here)
+    # The subquery's one row is made, its CASE evaluated, whatever ``written`` holds (a
+    # volatile expression is neither pulled up nor dropped by the planner).
+    otherwise = f"SELECT CASE WHEN EXISTS (SELECT FROM written) THEN NULL ELSE {unwritten} END"  # noqa: S608
+    final = f"SELECT written.* FROM ({otherwise}) AS otherwise LEFT JOIN written ON true"  # noqa: S608
+    return native(f"{sql} {final}"), params
+
+
+def rows_written(rows: list[tuple]) -> list[tuple]:
+    """The rows of a :func:`written_and` statement with ``unwritten``: what it wrote."""
+    return [row for row in rows if any(value is not None for value in row)]
 
 
 def insert_when(

@@ -23,7 +23,14 @@ from functools import cache
 
 from django.db import DatabaseError, connection, models
 
-from outreach.guarded import Stamp, insert_for_written, insert_when, update_when, written_and
+from outreach.guarded import (
+    Stamp,
+    insert_for_written,
+    insert_when,
+    rows_written,
+    update_when,
+    written_and,
+)
 from outreach.sql import run_transaction
 from prospect_memory.business import promotion
 from prospect_memory.business.access import Place
@@ -106,17 +113,17 @@ def _sent(
     *,
     now: Stamp,
 ) -> Sent:
-    """Lock, write, promote and commit in one round trip.
-    ``made`` is the condition that the write wrote (a row it made exists): the promotion
-    stands on it, and so does the commit's wait for the disk (a transaction that wrote
-    nothing but took the lock need not wait)."""
+    """Lock, write, promote and commit in one round trip; the commit waits for the disk
+    only if the write wrote (a transaction that wrote nothing but took the lock need not).
+    ``made`` is the condition that the write wrote (a row it made exists): the promotion,
+    a statement of its own, stands on it."""
     steps = [s if isinstance(s, tuple) else insert_for_written(s, now=now) for s in then]
     indexed = promotion.in_write(entry, only_if=made) if promote else None
-    statements = [shelf_lock(place), written_and(write, *steps)]
-    if not connection.in_atomic_block:  # a caller's transaction keeps its own setting
-        statements.append((_DURABLE_IF.format(made=made[0]), made[1]))
+    # A caller's transaction keeps its own setting.
+    unwritten = None if connection.in_atomic_block else _NOT_DURABLE
+    statements = [shelf_lock(place), written_and(write, *steps, unwritten=unwritten)]
     rows, undone = run_transaction(*statements, optional=[indexed] if indexed else [])
-    written = rows[1]
+    written = rows[1] if unwritten is None else rows_written(rows[1])
     if not written:
         return Sent(written=False)
     for name, value in zip(_STAMPED, written[0], strict=True):
@@ -127,11 +134,8 @@ def _sent(
 #: That the write wrote: the row it made (a new entry, or the version an update keeps).
 _MADE = "EXISTS (SELECT FROM {table} WHERE account_id = %s AND id = %s)"
 
-#: The commit waits for the disk if the write wrote (as any commit does), else not.
-_DURABLE_IF = (
-    "SELECT set_config('synchronous_commit', "
-    "CASE WHEN {made} THEN current_setting('synchronous_commit') ELSE 'off' END, true)"
-)
+#: A transaction that took the lock and wrote nothing commits without waiting for the disk.
+_NOT_DURABLE = "set_config('synchronous_commit', 'off', true)"
 
 
 #: The entry's times, as the database writes them (a stamp becomes its clock).

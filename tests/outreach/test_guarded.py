@@ -56,3 +56,33 @@ def test_nothing_is_written_when_the_condition_fails_nor_the_steps_after_it(acco
         assert rows == ([(subject,)] if holds else [])
     subjects = set(UsageEvent.objects.values_list("subject", flat=True))
     assert subjects == {"written", "written, after"}
+
+
+@pytest.mark.parametrize("holds", [True, False])
+def test_what_is_done_when_nothing_was_written_is_done_once_and_only_then(account, holds):
+    """``unwritten`` runs once if the write wrote nothing (here: a setting for the rest of
+    the transaction), and its row of nulls is not among the rows written."""
+    from django.db import transaction
+
+    from outreach.guarded import rows_written
+
+    now = Stamp.now(UTC)
+    first = insert_when(
+        usage(account, "maybe", created_at=now),
+        now=now,
+        when="%s",
+        params=[holds],
+        returning=["subject", "created_at"],
+    )
+    after = insert_for_written(usage(account, "maybe, after", created_at=now), now=now)
+    unwritten = "set_config('kit.unwritten', (current_setting('kit.unwritten', true) || 'x'), true)"
+    setting = "SELECT current_setting('kit.unwritten')"
+    with transaction.atomic():
+        run(("SELECT set_config('kit.unwritten', '', true)", None))
+        rows, ((unwritten_ran,),) = run(
+            written_and(first, after, unwritten=unwritten), (setting, None)
+        )
+    written = rows_written(rows)
+    assert [row[0] for row in written] == (["maybe"] if holds else [])
+    assert unwritten_ran == ("" if holds else "x")
+    assert UsageEvent.objects.filter(subject__startswith="maybe").count() == (2 if holds else 0)
