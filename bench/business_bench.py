@@ -164,14 +164,13 @@ def floor_recall(actor, key: str):
     return json.loads(text)
 
 
-def measure_scale(label: str, probe, keys: list[str], writer, iterations: int, timing) -> dict:
-    """One row of the table: every operation at this scale."""
-    from prospect_memory.business.models import Entry
+def operations(label: str, probe, keys: list[str], writer) -> dict:
+    """The timed calls of one scale, by name: ``recall``, ``floor``, ``list``, ``search``,
+    ``store`` (new keys) and ``updates`` (strategy: call). Shared with the peers' side by
+    side in lockstep (``bench/peers_lockstep.py``)."""
     from prospect_memory.business.selectors import entries_list, entries_search, entry_recall
     from prospect_memory.business.store import entry_store
-    from prospect_memory.notes.models import Note
 
-    measure, measure_together, percentile = timing
     rng = random.Random(11)
     stores = {"n": 0}
 
@@ -227,6 +226,27 @@ def measure_scale(label: str, probe, keys: list[str], writer, iterations: int, t
         "max": update("max", 0, lambda i: i),
         "min": update("min", 0, lambda i: -i),
     }
+    return {
+        "recall": recall,
+        "floor": floor,
+        "list": listing,
+        "search": search,
+        "store": store,
+        "updates": updates,
+    }
+
+
+def measure_scale(label: str, probe, keys: list[str], writer, iterations: int, timing) -> dict:
+    """One row of the table: every operation at this scale."""
+    from prospect_memory.business.models import Entry
+    from prospect_memory.notes.models import Note
+
+    measure, measure_together, percentile = timing
+    ops = operations(label, probe, keys, writer)
+    recall, floor, listing, search, store = (
+        ops[name] for name in ("recall", "floor", "list", "search", "store")
+    )
+    updates = ops["updates"]
     for fn in (recall, floor, listing, search, store, *updates.values()):
         measure(fn, 20)
     rec, flo = measure_together((recall, floor), iterations)

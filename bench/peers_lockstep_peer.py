@@ -1,0 +1,105 @@
+#!/usr/bin/env python
+"""The peer's side of ``bench/peers_lockstep.py``: LangGraph's ``PostgresStore`` as the
+shared harness sets it up (``lgs_bench.py``: its configuration, its values, its probe and
+fillers, its embedding), answering one timed call at a time.
+
+Runs with the harness's own virtualenv (LangGraph is not one of Kit's packages), the
+harness's folder as its first argument. It starts a throwaway cluster with the harness's
+``pg_cluster.py`` under ``$PEER_PG_ROOT``, seeds the probe namespace through ``put``, then
+reads commands on stdin, one per line, and writes one line of JSON for each:
+
+- ``get I`` | ``list I`` | ``search10 I`` | ``search20 I`` | ``put I``: the call, timed here
+  (``{"ms": ...}``), so the driver's pipe is outside the figure;
+- ``seed N``: the harness's ``seed_fillers`` until the store holds N items;
+- ``quality``: the harness's completeness check of search against exact cosine;
+- ``quit``: closes the store and destroys the cluster.
+
+Nothing is timed while the driver times Kit: this process waits on its pipe meanwhile.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    # Answers go to the driver on a copy of stdout; whatever the cluster's tools print goes
+    # to stderr, so nothing else ever lands on the driver's pipe.
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    harness = Path(sys.argv[1]).resolve()
+    sys.path.insert(0, str(harness))
+    import lgs_bench  # the harness's workload and seeding, unchanged
+    import pg_cluster
+    import psycopg
+    from kit_hash_embed import DIMS, TimedEmbed
+    from langgraph.store.postgres import PostgresStore
+    from values import QUERIES, make
+
+    info = pg_cluster.start()
+    pg = psycopg.connect(info["dsn"], autocommit=True)
+    family = "demo"  # the harness's main workload: values shaped like Kit's demo entries
+    index = {"dims": DIMS, "embed": TimedEmbed(), "fields": ["$"]}
+    with PostgresStore.from_conn_string(info["dsn"], index=index) as store:
+        store.setup()
+        rng = random.Random(7)
+        keys = []
+        for i in range(lgs_bench.PROBE_ENTRIES):
+            word, value = make(family, rng, i, "fact")
+            keys.append(f"{word}:{i:04d}")
+            store.put(lgs_bench.PROBE_NS, keys[-1], value)
+        pg.execute("ANALYZE store")
+        pg.execute("ANALYZE store_vectors")
+        srng = random.Random(11)
+        puts = {"n": 0}
+
+        def put(i):
+            puts["n"] += 1
+            _, value = make(family, srng, puts["n"], "insight")
+            store.put(lgs_bench.WRITER_NS, f"lockstep:learned:{puts['n']}", value)
+
+        calls = {
+            "get": lambda i: store.get(lgs_bench.PROBE_NS, keys[i % len(keys)]),
+            "list": lambda i: store.search(
+                lgs_bench.PROBE_NS, filter={"category": "fact"}, limit=20
+            ),
+            "search10": lambda i: store.search(lgs_bench.PROBE_NS, query=QUERIES[i % 5], limit=10),
+            "search20": lambda i: store.search(lgs_bench.PROBE_NS, query=QUERIES[i % 5], limit=20),
+            "put": put,
+        }
+        print(json.dumps({"ready": info["server_version"]}), file=answers, flush=True)
+        for line in sys.stdin:
+            op, _, arg = line.strip().partition(" ")
+            if op == "quit":
+                break
+            if op in calls:
+                start = time.perf_counter()
+                calls[op](int(arg))
+                answer = {"ms": (time.perf_counter() - start) * 1000}
+            elif op == "seed":
+                seeded = lgs_bench.seed_fillers(pg, store, family, int(arg))
+                answer = {
+                    "items": pg.execute("SELECT count(*) FROM store").fetchone()[0],
+                    "seconds": seeded.get("seconds", 0),
+                }
+            elif op == "quality":
+                recalls = []
+                for q in QUERIES:
+                    got = [item.key for item in store.search(lgs_bench.PROBE_NS, query=q, limit=10)]
+                    recalls.append(len(set(got) & set(lgs_bench.exact_topk(pg, q, 10))) / 10)
+                answer = {"recall_at_10": statistics.fmean(recalls)}
+            else:
+                answer = {"error": f"unknown command {op!r}"}
+            print(json.dumps(answer), file=answers, flush=True)
+    pg.close()
+    pg_cluster.stop()
+
+
+if __name__ == "__main__":
+    main()
