@@ -122,10 +122,12 @@ class Entry(EmbeddedModel, FlaggedModel):
     Status = EntryStatus
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    # The account and the member are found through the layer indexes and the partial
+    # ``entry_member`` (an account entry has no member to index): no index of their own.
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_index=False)
     layer = models.CharField(max_length=8, choices=Layer.choices)
     member = models.ForeignKey(
-        Member, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+        Member, null=True, blank=True, on_delete=models.CASCADE, related_name="+", db_index=False
     )
     key = models.CharField(max_length=100)
     value_ciphertext = models.BinaryField()
@@ -174,7 +176,12 @@ class Entry(EmbeddedModel, FlaggedModel):
     #: Set by consolidation (status ``merged``): this key answers for another entry of its
     #: layer; the merge can be undone. Deleting that entry deletes its aliases.
     alias_of = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="aliases"
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="aliases",
+        db_index=False,  # indexed by ``entry_alias``, aliases only
     )
 
     value_json = SealedField("value_ciphertext")
@@ -224,6 +231,12 @@ class Entry(EmbeddedModel, FlaggedModel):
             models.Index(
                 fields=["account", "layer", "member", "status", "key"], name="entry_layer_key"
             ),
+            # A member's entries (their seat's cascade) and an entry's aliases: only the
+            # rows that have one are indexed, so writing an account entry updates neither.
+            models.Index(fields=["member"], name="entry_member", condition=Q(member__isnull=False)),
+            models.Index(
+                fields=["alias_of"], name="entry_alias", condition=Q(alias_of__isnull=False)
+            ),
             models.Index(
                 fields=["account", "layer", "member", "status", "-confidence"],
                 name="entry_layer_rank",
@@ -258,8 +271,11 @@ class EntryVersion(FlaggedModel):
     """A version an entry had before a change: the 20 newest per entry are kept."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
-    entry = models.ForeignKey(Entry, on_delete=models.CASCADE, related_name="versions")
+    # Found through ``entry_history`` and ``entry_version_unique``: no index of their own.
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_index=False)
+    entry = models.ForeignKey(
+        Entry, on_delete=models.CASCADE, related_name="versions", db_index=False
+    )
     version = models.PositiveIntegerField()
     value_ciphertext = models.BinaryField()
     category = models.CharField(max_length=10, choices=Category.choices)

@@ -104,7 +104,9 @@ class AccountEvent(models.Model):
     """Something that happened in an account: through which OAuth client, and when. Events
     hold ids and labels, never content."""
 
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    #: No index of its own: each kind of event has one that starts with the account (its
+    #: recent events), which serves the account's lookups and cascades too.
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_index=False)
     oauth_application = models.ForeignKey(
         settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
         null=True,
