@@ -196,7 +196,10 @@ def summary_line(scale: dict) -> str:
 
 def table(folder: Path) -> list[str]:
     """The runs in ``folder`` (``lockstep_*.json``), one column each."""
-    runs = [json.loads(p.read_text()) for p in sorted(folder.glob("lockstep_*.json"))]
+    runs = sorted(
+        (json.loads(p.read_text()) for p in folder.glob("lockstep_*.json")),
+        key=lambda run: (run["tag"].removesuffix("-broker"), run["broker"]),  # r1, r1-broker
+    )
     if not runs:
         return [f"no lockstep runs in {folder}"]
 
