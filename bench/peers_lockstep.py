@@ -15,7 +15,10 @@ Pairs at each scale (the probe alone, then among ``--entries`` items of other ac
 store of new keys and each update strategy against ``put`` of new keys; recall by key
 against ``get``; the list of 20 against the filtered search; search of the probe's 1,000
 against the peer's search of limit 10 and 20. Kit's side has no notes table to speak of
-(the harness's Kit run also carries 100k notes, which no business call reads).
+(the harness's Kit run also carries 100k notes, which no business call reads). The peer
+stores the harness's main values (``--family demo``, 300-800 bytes, which its embedding
+and search pay for) or Kit's own (``--family kit``, ~200 bytes, as Kit stores); the
+harness's checks stand (a ``get`` finds its item, a list has 20, search results counted).
 
 Run: ``scripts/bench-peers lockstep`` (sets up both virtualenvs), or by hand with
 ``--harness`` and ``--peer-python``. ``--table DIR`` prints the runs in DIR side by side.
@@ -45,13 +48,13 @@ BLOCKS = 3  # the pairs split in turn into this many blocks, to show how steady 
 class Peer:
     """The peer's process: one command out, one JSON line back."""
 
-    def __init__(self, harness: Path, python: str, scratch: Path):
+    def __init__(self, harness: Path, python: str, scratch: Path, family: str):
         # The harness caches its fillers' vectors (LGS_CACHE): runs after the first skip
         # embedding 100k texts again.
         env = {"LGS_CACHE": str(scratch / "cache"), **os.environ,
                "PEER_PG_ROOT": str(scratch / "pg")}  # fmt: skip
         self.process = subprocess.Popen(
-            [python, str(ROOT / "bench" / "peers_lockstep_peer.py"), str(harness)],
+            [python, str(ROOT / "bench" / "peers_lockstep_peer.py"), str(harness), family],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -75,9 +78,17 @@ class Peer:
         return lambda i: self.ask(f"{op} {i}")["ms"]
 
     def close(self) -> None:
-        self.process.stdin.write("quit\n")
-        self.process.stdin.close()
-        self.process.wait(timeout=120)
+        """Ask the peer to stop its cluster and end; a peer that already ended is fine."""
+        try:
+            self.process.stdin.write("quit\n")
+            self.process.stdin.close()
+        except BrokenPipeError:
+            pass
+        try:
+            self.process.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            self.process.kill()  # its own ``finally`` has not run: its cluster may be left
+            raise
 
 
 def timed_here(fn):
@@ -128,7 +139,7 @@ def run(args) -> dict:
     from outreach.models import Account
 
     scratch = Path(tempfile.mkdtemp(prefix="kit-lockstep-peer-"))
-    peer = Peer(Path(args.harness), args.peer_python, scratch)
+    peer = Peer(Path(args.harness), args.peer_python, scratch, args.family)
     rng = random.Random(7)
     probe, writer = memory_bench.business_actors()
     keys = business_bench.seed_probe(probe, rng)
@@ -138,6 +149,7 @@ def run(args) -> dict:
     result = {
         "tag": args.tag,
         "broker": bool(settings.CELERY_BROKER_URL),
+        "peer_values": args.family,
         "peer_server": peer.ready,
         "iterations": args.iterations,
         "scales": [],
@@ -160,7 +172,7 @@ def run(args) -> dict:
                 "search": pair(
                     ops["search"], peer.timed("search10"), peer.timed("search20"), iterations=n
                 ),
-                "peer_recall_at_10": peer.ask("quality")["recall_at_10"],
+                **{f"peer_{k}": v for k, v in peer.ask("quality").items()},
                 "store": pair(ops["store"], put, iterations=n),
                 **{name: pair(fn, put, iterations=n) for name, fn in ops["updates"].items()},
             }
@@ -190,15 +202,22 @@ def summary_line(scale: dict) -> str:
             f"search Kit / peer limit 10 {1 / search['ratio'][0]:.2f}x, limit 20 "
             f"{1 / search['ratio'][1]:.2f}x",
             f"peer recall@10 {scale['peer_recall_at_10']:.2f}",
+            f"fewest results of a peer search {scale['peer_search_returned_min']}",
         ]
     )
+
+
+def _round(tag: str) -> int:
+    digits = "".join(c for c in tag.split("-")[0] if c.isdigit())
+    return int(digits) if digits else 0
 
 
 def table(folder: Path) -> list[str]:
     """The runs in ``folder`` (``lockstep_*.json``), one column each."""
     runs = sorted(
         (json.loads(p.read_text()) for p in folder.glob("lockstep_*.json")),
-        key=lambda run: (run["tag"].removesuffix("-broker"), run["broker"]),  # r1, r1-broker
+        # r1, r1-broker, r2, ... r10: by round number, then without a broker first
+        key=lambda run: (_round(run["tag"]), run["tag"], run["broker"]),
     )
     if not runs:
         return [f"no lockstep runs in {folder}"]
@@ -223,7 +242,7 @@ def table(folder: Path) -> list[str]:
     for scale, items in (("alone", "~1k"), ("at_scale", "~100k")):
         rows = [
             ("store, new key (peer `put` of a new key)", "store", 0, False),
-            *((f"update: {u}", u, 0, False) for u in UPDATES),
+            *((f"update: {u} (peer `put` of a new key)", u, 0, False) for u in UPDATES),
             ("recall by key (counted) / `get`", "recall", 0, False),
             ("list of 20 / filtered search", "list", 0, False),
         ]
@@ -240,7 +259,11 @@ def table(folder: Path) -> list[str]:
         for scale in ("alone", "at_scale")
         for r in runs
     ]
-    lines += ["", f"peer `put` p50 over the runs: {min(peer_put):.2f}-{max(peer_put):.2f} ms"]
+    lines += [
+        "",
+        f"peer `put` p50 in the store pairs: {min(peer_put):.2f}-{max(peer_put):.2f} ms; "
+        "peer values: " + ", ".join(sorted({r.get("peer_values", "demo") for r in runs})),
+    ]
     return lines
 
 
@@ -251,6 +274,13 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=100_000, help="items at scale")
     parser.add_argument("--iterations", type=int, default=300, help="timed pairs per operation")
     parser.add_argument("--tag", default="run")
+    parser.add_argument(
+        "--family",
+        choices=("demo", "kit"),
+        default="demo",
+        help="the peer's values: demo (the harness's main workload, 300-800 bytes) or kit "
+        "(the ~200-byte values of Kit's own bench, as Kit stores)",
+    )
     parser.add_argument("--out", help="folder for lockstep_<tag>.json")
     parser.add_argument("--table", help="print the runs of this folder side by side, and stop")
     args = parser.parse_args()

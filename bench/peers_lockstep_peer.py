@@ -35,17 +35,28 @@ def main() -> None:
     os.dup2(2, 1)
     harness = Path(sys.argv[1]).resolve()
     sys.path.insert(0, str(harness))
+    import kit_hash_embed
     import lgs_bench  # the harness's workload and seeding, unchanged
     import pg_cluster
-    import psycopg
-    from kit_hash_embed import DIMS, TimedEmbed
-    from langgraph.store.postgres import PostgresStore
-    from values import QUERIES, make
+    import values
 
+    family = sys.argv[2] if len(sys.argv) > 2 else "demo"
     info = pg_cluster.start()
+    try:
+        serve(info, family, answers, lgs_bench, kit_hash_embed, values)
+    finally:
+        pg_cluster.stop()  # also when the driver goes away: no server left running
+
+
+def serve(info, family, answers, lgs_bench, kit_hash_embed, values):
+    """Seed the probe namespace as the harness does, then answer commands until ``quit``."""
+    import psycopg
+    from langgraph.store.postgres import PostgresStore
+
+    QUERIES, make = values.QUERIES, values.make
+
     pg = psycopg.connect(info["dsn"], autocommit=True)
-    family = "demo"  # the harness's main workload: values shaped like Kit's demo entries
-    index = {"dims": DIMS, "embed": TimedEmbed(), "fields": ["$"]}
+    index = {"dims": kit_hash_embed.DIMS, "embed": kit_hash_embed.TimedEmbed(), "fields": ["$"]}
     with PostgresStore.from_conn_string(info["dsn"], index=index) as store:
         store.setup()
         rng = random.Random(7)
@@ -58,30 +69,52 @@ def main() -> None:
         pg.execute("ANALYZE store_vectors")
         srng = random.Random(11)
         puts = {"n": 0}
+        counts = []  # results of each search, checked after the timed call
+
+        def get(i):
+            return store.get(lgs_bench.PROBE_NS, keys[i % len(keys)]) is not None
+
+        def listing(i):
+            found = store.search(lgs_bench.PROBE_NS, filter={"category": "fact"}, limit=20)
+            return len(found) == 20
+
+        def search(limit):
+            def call(i):
+                counts.append(
+                    len(store.search(lgs_bench.PROBE_NS, query=QUERIES[i % 5], limit=limit))
+                )
+                return True
+
+            return call
 
         def put(i):
             puts["n"] += 1
             _, value = make(family, srng, puts["n"], "insight")
             store.put(lgs_bench.WRITER_NS, f"lockstep:learned:{puts['n']}", value)
+            return True
 
         calls = {
-            "get": lambda i: store.get(lgs_bench.PROBE_NS, keys[i % len(keys)]),
-            "list": lambda i: store.search(
-                lgs_bench.PROBE_NS, filter={"category": "fact"}, limit=20
-            ),
-            "search10": lambda i: store.search(lgs_bench.PROBE_NS, query=QUERIES[i % 5], limit=10),
-            "search20": lambda i: store.search(lgs_bench.PROBE_NS, query=QUERIES[i % 5], limit=20),
+            "get": get,
+            "list": listing,
+            "search10": search(10),
+            "search20": search(20),
             "put": put,
         }
-        print(json.dumps({"ready": info["server_version"]}), file=answers, flush=True)
+        print(
+            json.dumps({"ready": info["server_version"], "family": family}),
+            file=answers,
+            flush=True,
+        )
         for line in sys.stdin:
             op, _, arg = line.strip().partition(" ")
             if op == "quit":
                 break
             if op in calls:
                 start = time.perf_counter()
-                calls[op](int(arg))
+                ok = calls[op](int(arg))
                 answer = {"ms": (time.perf_counter() - start) * 1000}
+                if not ok:  # as the harness asserts: an empty answer is not a fast one
+                    answer = {"error": f"{op} {arg} found nothing"}
             elif op == "seed":
                 seeded = lgs_bench.seed_fillers(pg, store, family, int(arg))
                 answer = {
@@ -93,12 +126,15 @@ def main() -> None:
                 for q in QUERIES:
                     got = [item.key for item in store.search(lgs_bench.PROBE_NS, query=q, limit=10)]
                     recalls.append(len(set(got) & set(lgs_bench.exact_topk(pg, q, 10))) / 10)
-                answer = {"recall_at_10": statistics.fmean(recalls)}
+                answer = {
+                    "recall_at_10": statistics.fmean(recalls),
+                    "search_returned_min": min(counts, default=0),
+                }
+                counts.clear()
             else:
                 answer = {"error": f"unknown command {op!r}"}
             print(json.dumps(answer), file=answers, flush=True)
     pg.close()
-    pg_cluster.stop()
 
 
 if __name__ == "__main__":
