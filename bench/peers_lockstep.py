@@ -111,8 +111,8 @@ def in_turn(calls, iterations: int) -> list[list[float]]:
 
 
 def pair(kit, *peer, iterations: int) -> dict:
-    """Kit's call and the peer's, in turn; p50s, peer / Kit (search: Kit / peer), and the
-    same ratio in each block of the turns."""
+    """Kit's call and the peer's (one or more), in turn: the p50s, peer p50 / Kit p50 for
+    each peer call (the table turns search's around), and that ratio in each block."""
     calls = [timed_here(kit), *peer]
     in_turn(calls, WARMUP)
     samples = in_turn(calls, iterations)
