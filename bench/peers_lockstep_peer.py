@@ -4,15 +4,19 @@ shared harness sets it up (``lgs_bench.py``: its configuration, its values, its 
 fillers, its embedding), answering one timed call at a time.
 
 Runs with the harness's own virtualenv (LangGraph is not one of Kit's packages), the
-harness's folder as its first argument. It starts a throwaway cluster with the harness's
+harness's folder as its first argument and the harness's value family as its second
+(``demo``, its main workload of 300-800-byte values, the default; or ``kit``, the
+~200-byte values of Kit's own bench). It starts a throwaway cluster with the harness's
 ``pg_cluster.py`` under ``$PEER_PG_ROOT``, seeds the probe namespace through ``put``, then
 reads commands on stdin, one per line, and writes one line of JSON for each:
 
 - ``get I`` | ``list I`` | ``search10 I`` | ``search20 I`` | ``put I``: the call, timed here
-  (``{"ms": ...}``), so the driver's pipe is outside the figure;
+  (``{"ms": ...}``), so the driver's pipe is outside the figure; a ``get`` that finds
+  nothing or a list short of 20 is an error, as the harness asserts;
 - ``seed N``: the harness's ``seed_fillers`` until the store holds N items;
 - ``quality``: the harness's completeness check of search against exact cosine;
-- ``quit``: closes the store and destroys the cluster.
+- ``quit``: closes the store and stops the cluster (stopped too if the driver goes away;
+  the driver deletes its folder).
 
 Nothing is timed while the driver times Kit: this process waits on its pipe meanwhile.
 """
