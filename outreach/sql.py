@@ -28,6 +28,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from datetime import datetime
+from enum import Enum
 from functools import cache
 from typing import Any
 
@@ -137,6 +138,10 @@ def _execute(raw, statements, cursors, prepare: bool, meanwhile: Meanwhile | Non
         for (sql, params), cursor in zip(statements, cursors, strict=True):
             cursor.execute(sql, params, prepare=prepare and params is not None, binary=True)
         if meanwhile is not None:
+            # PostgreSQL holds a pipeline's rows until asked for them (a Sync, or a Flush):
+            # asked now, they cross while the work runs, and only the Sync is left to wait.
+            raw.pgconn.send_flush_request()
+            raw.pgconn.flush()
             meanwhile.run()
 
 
@@ -342,7 +347,7 @@ def lock_statement(
         f"ON CONFLICT ON CONSTRAINT {constraint} DO UPDATE SET {first} = row.{first} "
         f"RETURNING {returning}"
     )
-    return sql, [field.get_db_prep_save(values[field.name], connection) for field in fields]
+    return sql, [prepared(field, values[field.name]) for field in fields]
 
 
 def vector_param(values) -> Vector | None:
@@ -383,6 +388,11 @@ def prepared(field, value, db=None):
     shortcuts are decided for that database, the only one these statements run on)."""
     as_they_are, sized = _preparation(field)
     kind = type(value)
+    if kind not in as_they_are and isinstance(value, Enum):
+        # A choice (``Layer.ACCOUNT``) as its plain value: psycopg finds no adapter for
+        # the enum's own class and searches its ancestry on every statement (2 us each).
+        value = value.value
+        kind = type(value)
     if kind in as_they_are:
         if kind is not datetime or value.utcoffset() is not None:  # a naive one: its warning
             return value
