@@ -2,12 +2,20 @@
 which it writes, so a write can go out with its lock in one round trip and the database
 decides, holding the lock, whether it writes anything.
 
+The lock can be the statement's own first step (:func:`written_and`'s ``locked``): a
+single statement is its own transaction, so the write needs no ``BEGIN`` and ``COMMIT``
+around it. What it read before the lock is then as of the statement's start: a row lock
+re-reads the row it waited for (PostgreSQL re-checks its conditions on the row's newest
+version), a unique index refuses what a write that committed meanwhile made, and every
+other condition must be one of those (or be checked again under the lock).
+
 A write built this way reads its clock before it holds its lock, so the times it sets
-from "now" are :class:`Stamp` values: the database writes each as the clock of the
-statement that writes it (``statement_timestamp()``, read once the statements before it,
-the lock among them, are done) plus its offset from the write's ``now``. A write that
-waited for its lock is stamped as of when it got it, as one that read the clock once it
-held the lock.
+from "now" are :class:`Stamp` values: the database writes each as its clock once the lock
+is held plus its offset from the write's ``now``. That clock is the statement's own
+(``statement_timestamp()``, read once the statements before it, the lock among them, are
+done), or, when the lock is the statement's first step, the time it got it
+(:data:`HELD_CLOCK`). A write that waited for its lock is stamped as of when it got it, as
+one that read the clock once it held the lock.
 """
 
 from __future__ import annotations
@@ -20,6 +28,13 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 
 from outreach.sql import Params, inserted_fields, native, prepared
 
+#: The clock of the statement that writes (its start): the lock was taken before it.
+STATEMENT_CLOCK = "statement_timestamp()"
+#: The time the statement's own lock (:func:`written_and`'s ``locked``) was got.
+HELD_CLOCK = "(SELECT now FROM held)"
+#: That the statement's own lock is held (its locked rows were found): a write's condition.
+HELD = "EXISTS (SELECT FROM held)"
+
 
 class Stamp(datetime):
     """A time a write sets from its ``now`` (itself a Stamp, from :meth:`now`): written as
@@ -28,7 +43,10 @@ class Stamp(datetime):
 
 
 def written_and(
-    first: tuple[str, list], *then: tuple[str, list], unwritten: str | None = None
+    first: tuple[str, list],
+    *then: tuple[str, list],
+    unwritten: str | None = None,
+    locked: tuple[str, list] | None = None,
 ) -> tuple[str, list]:
     """One statement: ``first`` (a write that ``RETURNING`` what it wrote, perhaps nothing)
     as ``written``, then each of ``then``, which writes once for each row of ``written``
@@ -37,12 +55,23 @@ def written_and(
     All of them see the table as it was before the statement (PostgreSQL's data-modifying
     ``WITH``): a step must not look for what another one writes.
 
+    ``locked``, a ``SELECT ... FOR UPDATE``, is the statement's lock, taken before
+    anything else: ``first``'s condition must include :data:`HELD` (its rows were found
+    and are locked) and its times :data:`HELD_CLOCK` (built with that ``clock``).
+
     ``unwritten``, an SQL expression without parameters, is evaluated once if ``first``
     wrote nothing (a setting for the rest of the transaction, say); the statement then
     gives one row of nulls, which :func:`rows_written` leaves out.
     """
-    sql = f"WITH written AS ({first[0]})"
-    params = list(first[1])
+    sql, params = "WITH", []
+    if locked is not None:
+        # The clock is read from the locked rows: once they are locked (a volatile
+        # function, in a step of its own read once).
+        held = "SELECT clock_timestamp() AS now FROM locked"
+        sql += f" locked AS ({locked[0]}), held AS ({held}),"
+        params += locked[1]
+    sql += f" written AS ({first[0]})"
+    params += first[1]
     for number, (step, values) in enumerate(then):
         sql += f", step_{number} AS ({step})"
         params += values
@@ -61,11 +90,18 @@ def rows_written(rows: list[tuple]) -> list[tuple]:
 
 
 def insert_when(
-    instance, *, now: Stamp, when: str, params: Params, returning: Sequence[str]
+    instance,
+    *,
+    now: Stamp,
+    when: str,
+    params: Params,
+    returning: Sequence[str],
+    clock: str = STATEMENT_CLOCK,
 ) -> tuple[str, list]:
     """The ``INSERT`` of an unsaved ``instance`` (as :func:`outreach.sql.insert` writes it)
-    only if the SQL condition ``when`` holds, returning the columns named."""
-    table, names, values = _insert_of(type(instance))
+    only if the SQL condition ``when`` holds, returning the columns named; its stamps as
+    of ``clock``."""
+    table, names, values = _insert_of(type(instance), clock)
     sql = (
         f"INSERT INTO {table} ({names}) SELECT {values} WHERE {when} "
         f"RETURNING {_columns(type(instance), returning)}"
@@ -73,10 +109,10 @@ def insert_when(
     return sql, [*_values(instance, now, adding=True), *(params or ())]
 
 
-def insert_for_written(instance, *, now: Stamp) -> tuple[str, list]:
+def insert_for_written(instance, *, now: Stamp, clock: str = STATEMENT_CLOCK) -> tuple[str, list]:
     """The ``INSERT`` of ``instance`` once for each row of ``written`` (see
     :func:`written_and`): only if the first write of the statement wrote."""
-    table, names, values = _insert_of(type(instance))
+    table, names, values = _insert_of(type(instance), clock)
     sql = f"INSERT INTO {table} ({names}) SELECT {values} FROM written"  # noqa: S608
     return sql, _values(instance, now, adding=True)
 
@@ -89,11 +125,12 @@ def update_when(
     when: str,
     params: Params,
     returning: Sequence[str],
+    clock: str = STATEMENT_CLOCK,
 ) -> tuple[str, list]:
     """The ``UPDATE`` of fields ``names`` of a saved ``instance`` by its primary key, only
     if the SQL condition ``when`` holds for its row, returning the columns named."""
     model = type(instance)
-    table, sets, key = _update_of(model, tuple(names))
+    table, sets, key = _update_of(model, tuple(names), clock)
     sql = (
         f"UPDATE {table} SET {sets} WHERE {key} = %s AND ({when}) "  # noqa: S608
         f"RETURNING {_columns(model, returning)}"
@@ -141,27 +178,29 @@ def _reading(model, names: tuple[str, ...] | None) -> tuple:
     )
 
 
-def _value_of(field) -> str:
-    """A field's value in a statement: a time is the statement's clock plus the offset of
-    a :class:`Stamp`, or the time given (whichever parameter is not null)."""
+def _value_of(field, clock: str) -> str:
+    """A field's value in a statement: a time is ``clock`` plus the offset of a
+    :class:`Stamp`, or the time given (whichever parameter is not null)."""
     if isinstance(field, models.DateTimeField):
-        return "COALESCE(statement_timestamp() + %s::interval, %s::timestamptz)"
+        return f"COALESCE({clock} + %s::interval, %s::timestamptz)"
     return "%s"
 
 
 @cache
-def _insert_of(model) -> tuple[str, str, str]:
+def _insert_of(model, clock: str) -> tuple[str, str, str]:
     fields = inserted_fields(model)
     names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    values = ", ".join(_value_of(f) for f in fields)
+    values = ", ".join(_value_of(f, clock) for f in fields)
     return connection.ops.quote_name(model._meta.db_table), names, values
 
 
 @cache
-def _update_of(model, names: tuple[str, ...]) -> tuple[str, str, str]:
+def _update_of(model, names: tuple[str, ...], clock: str) -> tuple[str, str, str]:
     meta = model._meta
     fields = _fields_of(model, names)
-    sets = ", ".join(f"{connection.ops.quote_name(f.column)} = {_value_of(f)}" for f in fields)
+    sets = ", ".join(
+        f"{connection.ops.quote_name(f.column)} = {_value_of(f, clock)}" for f in fields
+    )
     quote = connection.ops.quote_name
     return quote(meta.db_table), sets, quote(meta.pk.column)
 

@@ -181,9 +181,10 @@ def run_transaction(
     *statements: tuple[str, Params], optional: Sequence[tuple[str, Params]] = ()
 ) -> tuple[list[list[tuple] | None], DatabaseError | None]:
     """``statements`` as a transaction of their own, in one round trip with its ``BEGIN``
-    and ``COMMIT`` (inside a caller's transaction: a savepoint of it, which commits with
-    it); ``optional`` ones last, as :func:`run_with_optional` runs them. The rows of
-    ``statements``, and the failure of the optional ones undone, if they failed.
+    and ``COMMIT`` (one statement needs neither: it is sent alone; inside a caller's
+    transaction: a savepoint of it, which commits with it); ``optional`` ones last, as
+    :func:`run_with_optional` runs them. The rows of ``statements``, and the failure of the
+    optional ones undone, if they failed.
 
     Any other failure undoes them all and is raised, a check made only at the commit (a
     deferred foreign key) among them. A round trip of its own is one fewer than Django's
@@ -192,6 +193,13 @@ def run_transaction(
     psycopg as no statement's and leaves the connection in pipeline mode.)
     """
     inside = connection.in_atomic_block
+    if len(statements) == 1 and not optional and not inside:
+        # One statement is a transaction of its own: no BEGIN and COMMIT to send, and
+        # nothing to undo if it fails.
+        rows, failure = _send(statements)
+        if failure is not None:
+            raise failure
+        return rows, None
     begin, end = (_SAVEPOINT_OWN, _RELEASE_OWN) if inside else (_BEGIN, _COMMIT)
     extra = [(_SAVEPOINT, None), *optional, (_RELEASE, None)] if optional else []
     rows, failure = _send([(begin, None), *statements, *extra, (end, None)])

@@ -21,10 +21,11 @@ RETIRED = Q(status__in=[Entry.Status.EVICTED, Entry.Status.EXPIRED]) | Q(
 )
 
 
-def unexpired_sql(alias: str = "e") -> str:
-    """:data:`UNEXPIRED` in SQL, for the rows of table ``alias`` of a statement."""
+def unexpired_sql(alias: str = "e", now: str = "statement_timestamp()") -> str:
+    """:data:`UNEXPIRED` in SQL, for the rows of table ``alias`` of a statement, as of
+    ``now`` (an SQL time: the statement's clock unless told)."""
     expiry = f"{alias}.expires_at" if alias else "expires_at"
-    return f"({expiry} IS NULL OR {expiry} > statement_timestamp())"
+    return f"({expiry} IS NULL OR {expiry} > {now})"
 
 
 def unexpired(rows: QuerySet) -> QuerySet:

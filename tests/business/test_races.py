@@ -343,3 +343,39 @@ def test_a_store_that_waited_for_the_layers_lock_is_stamped_after_the_wait(admin
     assert (new.updated_at if existing else new.created_at) >= released["at"]
     assert new.expires_at >= released["at"] + timedelta(seconds=60)  # a full minute to live
     assert written.entry.updated_at == new.updated_at  # the answer says what was stored
+
+
+@pytest.mark.parametrize("layer", ["account", "member"])
+def test_a_key_stored_while_a_store_of_it_waited_for_the_lock_is_written_as_an_update(
+    admin_actor, layer
+):
+    """A store reads before its statement and its statement reads as of its start, before
+    its wait for the layer's lock: the key another store wrote meanwhile is refused by its
+    unique index, and the store writes it as an update under the lock."""
+    entry_store(actor=admin_actor, key="other", value=0, layer=layer)  # the layer's shelf
+    stored, go = threading.Event(), threading.Event()
+
+    def first():
+        with transaction.atomic():  # holds the layer's lock until it commits
+            entry_store(actor=admin_actor, key="icp", value={"v": 1}, layer=layer)
+            stored.set()
+            go.wait(30)
+
+    outcomes: dict = {}
+    holder = started(outcomes, "first", first)
+    assert stored.wait(30)
+    second = started(
+        outcomes,
+        "second",
+        lambda: entry_store(actor=admin_actor, key="icp", value={"v": 2}, layer=layer),
+    )
+    wait_for_a_lock_wait()  # the second store's statement waits for the first's lock
+    go.set()
+    holder.join(30)
+    second.join(30)
+    assert not [o for o in outcomes.values() if isinstance(o, Exception)], outcomes
+    written = outcomes["second"]
+    assert (written.created, written.entry.version, written.previous_version) == (False, 2, 1)
+    entry = Entry.objects.get(key="icp", layer=layer, status="live")
+    assert entry.value == {"v": 2}
+    assert [v.value for v in entry.versions.all()] == [{"v": 1}]
