@@ -174,9 +174,7 @@ class _Rows:
 def _compose(write: _Write, place: Place, key: str, current: Entry | None, now) -> _Rows:
     """The entry ``write`` makes of ``current`` (changed in place) as of ``now``, and its
     other rows; a refusal of the merge or of the stored size raises (``KitError``)."""
-    stored = merged_value(
-        write.strategy, current.value if current else None, write.value, exists=current is not None
-    )
+    stored = _merged(write.strategy, current, write.value)
     text = encode_value(stored)
     checked, actor = write.checked, write.actor
     same = checked is not None and checked[:2] == (key, text)
@@ -354,12 +352,17 @@ _STORE_SETS = [
 ]  # fmt: skip
 
 
+def _merged(strategy: str, entry: Entry | None, value: Any) -> Any:
+    """What ``strategy`` stores over ``entry`` (None: a new key's); an overwrite does not
+    read the value it replaces."""
+    current = entry.value if entry is not None and strategy != Strategy.OVERWRITE else None
+    return merged_value(strategy, current, value, exists=entry is not None)
+
+
 def _predict(before: Entry | None, strategy: str, value: Any, category: str | None):
     """The (category, value) a write will most likely store, or None if it cannot be told."""
     try:
-        stored = merged_value(
-            strategy, before.value if before else None, value, exists=before is not None
-        )
+        stored = _merged(strategy, before, value)
     except KitError:  # the write will refuse it under the lock; nothing to embed
         return None
     return (category or (before.category if before else Category.FACT), stored)
