@@ -435,19 +435,30 @@ def _languages(lowered: str, words: set[str]) -> set[str]:
 
 
 @cache
-def _trigger_kinds() -> tuple[frozenset[str], tuple[str, ...]]:
-    """The triggers split: short words (matched as the start of a word) and the rest."""
+def _trigger_kinds() -> tuple[frozenset[str], dict[str, tuple[str, ...]], tuple[str, ...]]:
+    """The triggers split: short words (matched as the start of a word), longer words by
+    their first three letters, and the rest (spaces, signs: ``" as "``, ``".env"``)."""
     triggers = _compiled()[0]
     short = frozenset(t for t in triggers if len(t) <= 4 and t.isalpha())
-    return short, tuple(t for t in triggers if t not in short)
+    by_start: dict[str, list[str]] = {}
+    for trigger in triggers:
+        if trigger not in short and trigger.isalpha():
+            by_start.setdefault(trigger[:3], []).append(trigger)
+    rest = tuple(t for t in triggers if not t.isalpha())
+    return short, {start: tuple(words) for start, words in by_start.items()}, rest
 
 
 def _present(lowered: str, words: set[str]) -> set[str]:
     """The triggers that occur: a short one as the start of a word ("ai" in "AI" and "AI's",
-    not in "said"; "tool" in "tools"), a longer one anywhere ("instrukcj" in "instrukcje")."""
-    short, others = _trigger_kinds()
+    not in "said"; "tool" in "tools"), a longer one anywhere ("instrukcj" in "instrukcje").
+
+    A longer word can only occur inside one of the text's words: it is looked for only if
+    one of them has its first three letters (a few of the hundreds, each text)."""
+    short, by_start, rest = _trigger_kinds()
     starts = {word[:n] for word in words for n in (2, 3, 4)}
-    return (short & starts) | {trigger for trigger in others if trigger in lowered}
+    letters = {word[i : i + 3] for word in words for i in range(len(word) - 2)}
+    candidates = [t for start in letters & by_start.keys() for t in by_start[start]]
+    return (short & starts) | {t for t in (*candidates, *rest) if t in lowered}
 
 
 #: Texts longer than this are read in windows around each rule's trigger words: every
