@@ -46,6 +46,9 @@ def written_flags(
     an agent's clean append never re-flags what a person reviewed); new text is flagged
     when an agent writes it. A person's own new text is their decision and is not flagged.
     """
+    carried_over = current.flags if current else []
+    if not found and not carried_over:
+        return [], []  # nothing flagged before or now (most writes): nothing to compare
     before = dict(value_texts(current.value)) if current else {}
     after = dict(value_texts(stored))
     old_source = source_ids(current) if current else {}
@@ -60,7 +63,7 @@ def written_flags(
         return flag.field in before and before[flag.field] == after.get(flag.field)
 
     new = [f for f in found if not unchanged(f)]
-    carried = [f for f in current.flags if unchanged(f)] if current else []
+    carried = [f for f in carried_over if unchanged(f)]
     return carried + (new if is_agent(actor) else []), new
 
 
