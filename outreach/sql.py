@@ -467,6 +467,39 @@ def update(instance, names: Sequence[str]) -> tuple[str, list]:
     return sql, [*values, prepared(model._meta.pk, instance.pk)]
 
 
+def new_row(model, **values):
+    """An unsaved ``model`` instance, as ``model(**values)`` makes it, by the positional
+    constructor Django's ``from_db`` uses: ``values`` by attribute name (``account_id``) or
+    a related row by its field's name (``member``), every other field its default.
+
+    Django's keyword constructor looks for each of the model's fields among the keywords
+    (23 us for an entry, against 5 positionally): a store makes three or four rows."""
+    args, related = [], []
+    for field, attname, name, relation in _constructor(model):
+        if attname in values:
+            args.append(values.pop(attname))
+        elif relation and name in values:
+            row = values.pop(name)
+            args.append(None if row is None else getattr(row, field.target_field.attname))
+            related.append((field, row))
+        else:
+            args.append(field.get_default())
+    if values:
+        raise TypeError(f"{model.__name__} has no field {', '.join(values)}")
+    instance = model(*args)
+    for field, row in related:
+        field.set_cached_value(instance, row)  # as the keyword constructor keeps it
+    return instance
+
+
+@cache
+def _constructor(model) -> tuple:
+    return tuple(
+        (field, field.attname, field.name, field.is_relation)
+        for field in model._meta.concrete_fields
+    )
+
+
 def inserted_fields(model) -> list:
     """The fields :func:`insert` writes: every concrete one but an id the database makes."""
     return _insert_of(model)[1]

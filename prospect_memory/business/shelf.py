@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from outreach import sql
 from outreach.access import Actor
-from outreach.sql import lock_row, lock_statement, run, with_generic_plan
+from outreach.sql import lock_row, lock_statement, new_row, run, with_generic_plan
 from prospect_memory.business.access import Place
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import (
@@ -287,7 +287,8 @@ def keep_version(entry: Entry) -> None:
 
 def version_of(entry: Entry) -> EntryVersion:
     """The entry as it is before a change, as its history keeps it (not yet written)."""
-    version = EntryVersion(
+    version = new_row(
+        EntryVersion,
         account_id=entry.account_id,
         entry_id=entry.pk,
         version=entry.version,

@@ -25,7 +25,7 @@ from outreach import sql
 from outreach.access import Actor
 from outreach.errors import KitError
 from outreach.guarded import Stamp
-from outreach.sql import run_with_optional
+from outreach.sql import new_row, run_with_optional
 from outreach.validation import FieldProblems
 from prospect_memory.business import at_once, promotion
 from prospect_memory.business.access import WRITABLE_LAYERS, Place, require_layer_writer
@@ -185,7 +185,8 @@ def _compose(write: _Write, place: Place, key: str, current: Entry | None, now) 
     kept = None
     if current is None:
         confidence = write.confidence
-        entry = Entry(
+        entry = new_row(
+            Entry,
             account_id=place.account_id,
             layer=write.layer,
             member_id=place.member_id,

@@ -15,6 +15,7 @@ from pgvector.django import VectorField
 
 from outreach.access import Actor
 from outreach.models import Account, Member
+from outreach.sql import new_row
 from prospect_memory.core import integrity
 from prospect_memory.core.crypto import SealedField, unseal
 from prospect_memory.core.vectors import MODEL_NAME_MAX_CHARS
@@ -131,7 +132,7 @@ class AccountEvent(models.Model):
         account, or in ``account_id`` (which Kit's own work must name), not yet written."""
         if account_id is None:
             account_id = by.account.pk
-        return cls(account_id=account_id, **cls.attribution(by), **fields)
+        return new_row(cls, account_id=account_id, **cls.attribution(by), **fields)
 
     @classmethod
     def record(cls, by: Actor | str, *, account_id: int | None = None, **fields) -> AccountEvent:

@@ -374,3 +374,26 @@ def test_a_statement_that_fails_while_work_is_done_is_a_django_error_after_it():
         run_one("SELECT 1 / %s::int", [0])
     assert (meanwhile.done, meanwhile.result) == (True, "done")
     assert run_one("SELECT 1", None) == [(1,)]
+
+
+def test_a_new_row_is_the_keyword_constructors_row(account, member):
+    """``new_row`` makes what ``Model(**values)`` makes: the values given (by attribute
+    name, or a related row by its field's name, kept with it), every other field's default,
+    a fresh default id each time; a field the model does not have is refused."""
+    from prospect_memory.business.models import Entry, EntryEvent
+
+    values = {"account_id": account.pk, "layer": "account", "key": "icp", "confidence": 70}
+    made, expected = sql.new_row(Entry, **values), Entry(**values)
+    fresh = [f.attname for f in Entry._meta.concrete_fields if callable(f.default)]  # id, times
+    fields = [f.attname for f in Entry._meta.concrete_fields if f.attname not in fresh]
+    assert [getattr(made, name) for name in fields] == [getattr(expected, name) for name in fields]
+    for name in fresh:
+        assert type(getattr(made, name)) is type(getattr(expected, name))
+    assert made.id != sql.new_row(Entry, **values).id
+    assert made._state.adding
+    assert made._state.db is None
+    event = sql.new_row(EntryEvent, account_id=account.pk, member=member, action="store", key="k")
+    assert event.member_id == member.pk
+    assert event.member is member  # kept with it: no query to read it
+    with pytest.raises(TypeError, match="has no field colour"):
+        sql.new_row(EntryEvent, account_id=account.pk, colour="red")
