@@ -10,7 +10,8 @@ entry's write guarded by what the store read before the lock.
   any change since, a recall's count among them, makes a new one) and unexpired.
 
 The statement locks the layer's shelf row first (``SELECT ... FOR UPDATE``: not found, a
-new key's shelf without room among them, nothing is locked nor written). What it reads
+new key's shelf without room among them, nothing is locked nor written), an update's
+entry row next, then reads the clock. What it reads
 is as of its start, before any wait for the lock, so every guard is one the database
 checks again on what committed meanwhile: the shelf's counts are re-read on its newest
 row once locked, an update's row is written only if its newest version is still the one
@@ -107,7 +108,7 @@ def new_version(
     """Write ``fields`` of ``entry`` (``target``'s entry, changed), the version it replaces
     (``kept``), its event and usage row (and its promotion, as :func:`new_entry`), if its
     row is still the one ``target`` read."""
-    lock = (_shelf_lock(place.layer, room=False), place_params(place))
+    lock = (_row_lock(place.layer), [*place_params(place), entry.pk])
     params = [target.seen, *place_params(place)]
     write = update_when(
         entry, fields, now=now, when=_unchanged(place.layer), params=params, returning=_STAMPED,
@@ -183,6 +184,18 @@ def _shelf_lock(layer: str, *, room: bool) -> str:
     return f"""
     SELECT FROM {Shelf._meta.db_table} s
      WHERE {in_place_sql(layer, "s")}{leaves_room} FOR UPDATE"""
+
+
+@cache
+def _row_lock(layer: str) -> str:
+    """The layer's shelf row, then the entry's row, locked in that order (the locked path's
+    order): the entry's row may be held by a session that leaves it as it is (a promotion
+    locks it), so the clock that judges its expiry and stamps the write is read once both
+    are held."""
+    return f"""
+    WITH shelf AS ({_shelf_lock(layer, room=False)})
+    SELECT FROM {Entry._meta.db_table} e
+     WHERE e.id = %s AND EXISTS (SELECT FROM shelf) FOR NO KEY UPDATE"""  # noqa: S608
 
 
 @cache

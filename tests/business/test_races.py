@@ -379,3 +379,45 @@ def test_a_key_stored_while_a_store_of_it_waited_for_the_lock_is_written_as_an_u
     entry = Entry.objects.get(key="icp", layer=layer, status="live")
     assert entry.value == {"v": 2}
     assert [v.value for v in entry.versions.all()] == [{"v": 1}]
+
+
+def held_unchanged(entry_id, seconds: float) -> tuple[threading.Thread, threading.Event, dict]:
+    """A session holding an entry's row without changing it (as a promotion does) for
+    ``seconds``: (its thread, set once it holds it, when it let go)."""
+    held, released = threading.Event(), {}
+
+    def hold():
+        try:
+            with transaction.atomic():
+                Entry.objects.select_for_update(no_key=True).get(pk=entry_id)
+                held.set()
+                time.sleep(seconds)
+                released["at"] = timezone.now()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert held.wait(10)
+    return thread, held, released
+
+
+def test_an_update_that_waited_for_the_entrys_row_is_stamped_after_the_wait(admin_actor):
+    entry = entry_store(actor=admin_actor, key="k", value=1).entry
+    holder, _, released = held_unchanged(entry.id, 0.5)
+    written = entry_store(actor=admin_actor, key="k", value=2)
+    holder.join(10)
+    assert written.entry.version == 2
+    assert written.entry.updated_at >= released["at"]
+
+
+def test_an_entry_that_expired_while_its_row_was_held_is_not_merged_into(admin_actor, capacity):
+    """Its expiry is judged once its row is the store's: the increment starts a new entry,
+    as the locked path decides it, and stays (not the expired 5 brought back as 7)."""
+    capacity(TTL_MIN_SECONDS=1)
+    entry = entry_store(actor=admin_actor, key="k", value=5, ttl_seconds=1).entry
+    holder, _, _ = held_unchanged(entry.id, 1.5)  # the entry expires meanwhile
+    written = entry_store(actor=admin_actor, key="k", value=2, strategy="increment")
+    holder.join(10)
+    assert (written.created, written.entry.value) == (True, 2)
+    assert entry_recall(actor=admin_actor, key="k").entry.value == 2
