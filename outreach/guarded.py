@@ -57,7 +57,8 @@ def written_and(
 
     ``locked``, a ``SELECT ... FOR UPDATE``, is the statement's lock, taken before
     anything else: ``first``'s condition must include :data:`HELD` (its rows were found
-    and are locked) and its times :data:`HELD_CLOCK` (built with that ``clock``).
+    and are locked), and every step's times :data:`HELD_CLOCK` (each built with that
+    ``clock``; one with the statement's own would be as of before the wait: refused).
 
     ``unwritten``, an SQL expression without parameters, is evaluated once if ``first``
     wrote nothing (a setting for the rest of the transaction, say); the statement then
@@ -65,6 +66,8 @@ def written_and(
     """
     sql, params = "WITH", []
     if locked is not None:
+        if any(STATEMENT_CLOCK in step for step, _ in (first, *then)):
+            raise ValueError("a step of a locked statement is stamped with HELD_CLOCK")
         # The clock is read from the locked rows: once they are locked (a volatile
         # function, in a step of its own read once).
         held = "SELECT clock_timestamp() AS now FROM locked"

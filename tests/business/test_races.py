@@ -345,40 +345,57 @@ def test_a_store_that_waited_for_the_layers_lock_is_stamped_after_the_wait(admin
     assert written.entry.updated_at == new.updated_at  # the answer says what was stored
 
 
+@pytest.mark.parametrize("inside", [False, True], ids=["on its own", "in a caller's transaction"])
+@pytest.mark.parametrize("confidence", [None, 90], ids=["kept out", "promoted"])
 @pytest.mark.parametrize("layer", ["account", "member"])
 def test_a_key_stored_while_a_store_of_it_waited_for_the_lock_is_written_as_an_update(
-    admin_actor, layer
+    admin_actor, layer, confidence, inside
 ):
     """A store reads before its statement and its statement reads as of its start, before
     its wait for the layer's lock: the key another store wrote meanwhile is refused by its
-    unique index, and the store writes it as an update under the lock."""
+    unique index, and the store writes it as an update under the lock (in a caller's
+    transaction too, which goes on; with its promotion, at the version written)."""
+    from prospect_memory.business.models import Promotion
+
     entry_store(actor=admin_actor, key="other", value=0, layer=layer)  # the layer's shelf
     stored, go = threading.Event(), threading.Event()
 
+    def store(key, value):
+        return entry_store(
+            actor=admin_actor, key=key, value=value, layer=layer, confidence=confidence
+        )
+
     def first():
         with transaction.atomic():  # holds the layer's lock until it commits
-            entry_store(actor=admin_actor, key="icp", value={"v": 1}, layer=layer)
+            store("icp", {"v": 1})
             stored.set()
             go.wait(30)
+
+    def second():
+        if not inside:
+            return store("icp", {"v": 2})
+        with transaction.atomic():
+            written = store("icp", {"v": 2})
+            store("after", 3)
+            return written
 
     outcomes: dict = {}
     holder = started(outcomes, "first", first)
     assert stored.wait(30)
-    second = started(
-        outcomes,
-        "second",
-        lambda: entry_store(actor=admin_actor, key="icp", value={"v": 2}, layer=layer),
-    )
+    waiting = started(outcomes, "second", second)
     wait_for_a_lock_wait()  # the second store's statement waits for the first's lock
     go.set()
     holder.join(30)
-    second.join(30)
+    waiting.join(30)
     assert not [o for o in outcomes.values() if isinstance(o, Exception)], outcomes
     written = outcomes["second"]
     assert (written.created, written.entry.version, written.previous_version) == (False, 2, 1)
     entry = Entry.objects.get(key="icp", layer=layer, status="live")
     assert entry.value == {"v": 2}
     assert [v.value for v in entry.versions.all()] == [{"v": 1}]
+    assert Entry.objects.filter(key="after").exists() == inside
+    promoted = Promotion.objects.filter(entry=entry).values_list("version", flat=True)
+    assert list(promoted) == ([2] if confidence and layer == "account" else [])
 
 
 def held_unchanged(entry_id, seconds: float) -> tuple[threading.Thread, threading.Event, dict]:

@@ -86,3 +86,19 @@ def test_what_is_done_when_nothing_was_written_is_done_once_and_only_then(accoun
     assert [row[0] for row in written] == (["maybe"] if holds else [])
     assert unwritten_ran == ("" if holds else "x")
     assert UsageEvent.objects.filter(subject__startswith="maybe").count() == (2 if holds else 0)
+
+
+def test_a_step_of_a_locked_statement_stamped_with_the_statements_clock_is_refused(account):
+    from outreach.guarded import HELD, HELD_CLOCK
+
+    now = Stamp.now(UTC)
+    lock = ("SELECT FROM prospect_memory_usageevent LIMIT 0 FOR UPDATE", [])
+    held = insert_when(
+        usage(account, "a", created_at=now), now=now, when=HELD, params=[],
+        returning=["subject"], clock=HELD_CLOCK,
+    )  # fmt: skip
+    early = insert_for_written(usage(account, "b", created_at=now), now=now)
+    with pytest.raises(ValueError, match="HELD_CLOCK"):
+        written_and(held, early, locked=lock)
+    (rows,) = run(written_and(held, locked=lock))
+    assert rows == []  # nothing locked: nothing written
