@@ -321,21 +321,7 @@ def test_a_store_that_waited_for_the_layers_lock_is_stamped_after_the_wait(admin
 
     if existing:
         entry_store(actor=admin_actor, key="new", value=1)
-    locked, released = threading.Event(), {}
-
-    def hold():
-        try:
-            with transaction.atomic():
-                lock_shelf(Place.of(admin_actor, "account"))
-                locked.set()
-                time.sleep(0.5)
-                released["at"] = timezone.now()
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    assert locked.wait(10)
+    holder, released = holding(lambda: lock_shelf(Place.of(admin_actor, "account")), 0.5)
     written = entry_store(actor=admin_actor, key="new", value=2, ttl_seconds=60)
     holder.join(10)
     assert written.entry.version == (2 if existing else 1)
@@ -398,15 +384,15 @@ def test_a_key_stored_while_a_store_of_it_waited_for_the_lock_is_written_as_an_u
     assert list(promoted) == ([2] if confidence and layer == "account" else [])
 
 
-def held_unchanged(entry_id, seconds: float) -> tuple[threading.Thread, threading.Event, dict]:
-    """A session holding an entry's row without changing it (as a promotion does) for
-    ``seconds``: (its thread, set once it holds it, when it let go)."""
+def holding(lock, seconds: float) -> tuple[threading.Thread, dict]:
+    """A session that takes ``lock()`` in a transaction and holds it, changing nothing, for
+    ``seconds``, started and holding: (its thread, ``at``: when it let go)."""
     held, released = threading.Event(), {}
 
     def hold():
         try:
             with transaction.atomic():
-                Entry.objects.select_for_update(no_key=True).get(pk=entry_id)
+                lock()
                 held.set()
                 time.sleep(seconds)
                 released["at"] = timezone.now()
@@ -416,12 +402,17 @@ def held_unchanged(entry_id, seconds: float) -> tuple[threading.Thread, threadin
     thread = threading.Thread(target=hold)
     thread.start()
     assert held.wait(10)
-    return thread, held, released
+    return thread, released
+
+
+def row_of(entry_id):
+    """Lock an entry's row as a promotion does (without changing it)."""
+    return lambda: Entry.objects.select_for_update(no_key=True).get(pk=entry_id)
 
 
 def test_an_update_that_waited_for_the_entrys_row_is_stamped_after_the_wait(admin_actor):
     entry = entry_store(actor=admin_actor, key="k", value=1).entry
-    holder, _, released = held_unchanged(entry.id, 0.5)
+    holder, released = holding(row_of(entry.id), 0.5)
     written = entry_store(actor=admin_actor, key="k", value=2)
     holder.join(10)
     assert written.entry.version == 2
@@ -433,7 +424,7 @@ def test_an_entry_that_expired_while_its_row_was_held_is_not_merged_into(admin_a
     as the locked path decides it, and stays (not the expired 5 brought back as 7)."""
     capacity(TTL_MIN_SECONDS=1)
     entry = entry_store(actor=admin_actor, key="k", value=5, ttl_seconds=1).entry
-    holder, _, _ = held_unchanged(entry.id, 1.5)  # the entry expires meanwhile
+    holder, _ = holding(row_of(entry.id), 1.5)  # the entry expires meanwhile
     written = entry_store(actor=admin_actor, key="k", value=2, strategy="increment")
     holder.join(10)
     assert (written.created, written.entry.value) == (True, 2)
