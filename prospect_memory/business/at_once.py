@@ -11,13 +11,13 @@ entry's write guarded by what the store read before the lock.
 
 The statement locks the layer's shelf row first (``SELECT ... FOR UPDATE``: not found, a
 new key's shelf without room among them, nothing is locked nor written), an update's
-entry row next, then reads the clock. What it reads
-is as of its start, before any wait for the lock, so every guard is one the database
-checks again on what committed meanwhile: the shelf's counts are re-read on its newest
-row once locked, an update's row is written only if its newest version is still the one
-read (PostgreSQL re-checks a row that changed while the statement waited for it), and a
-key written meanwhile is refused by the key's unique index (``entry_account_key_live``,
-``entry_member_key_live``: the store then takes the locked path, as for any guard).
+entry row next, then reads the clock. What it reads is as of its start, before any wait
+for a lock, so every guard is one the database checks again on what committed meanwhile:
+the shelf's counts are re-read on its newest row once locked, an update's row is written
+only if its newest version is still the one read (PostgreSQL re-checks a row that changed
+while the statement waited for it), and a key written meanwhile is refused by the key's
+unique index (``entry_account_key_live``, ``entry_member_key_live``: the store then takes
+the locked path, as for any guard).
 
 If a guard fails, nothing was written: the store takes the locked path (``store``), which
 reads the key under the lock and decides there. The event, usage row, kept version and
@@ -90,7 +90,7 @@ def new_entry(
         clock=HELD_CLOCK,
     )  # fmt: skip
     made = (_MADE.format(table=Entry._meta.db_table), [entry.account_id, entry.pk])
-    return _sent(place, entry, lock, write, [event, usage], made, promote, now=now)
+    return _sent(entry, lock, write, [event, usage], made, promote, now=now)
 
 
 def new_version(
@@ -116,11 +116,10 @@ def new_version(
     )  # fmt: skip
     made = (_MADE.format(table=EntryVersion._meta.db_table), [kept.account_id, kept.pk])
     steps = [kept, beyond_history(kept, a_step=True), event, usage]
-    return _sent(place, entry, lock, write, steps, made, promote, now=now)
+    return _sent(entry, lock, write, steps, made, promote, now=now)
 
 
 def _sent(
-    place: Place,
     entry: Entry,
     lock: tuple[str, list],
     write: tuple[str, list],
