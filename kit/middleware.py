@@ -1,4 +1,5 @@
-"""Answers Kit gives before or instead of a view: NUL bytes refused, a lost database 503;
+"""Answers Kit gives before or instead of a view: NUL bytes refused, a database lost or
+too slow a 503;
 and what every answer to a signed-in person or a token carries: no caching."""
 
 from __future__ import annotations
@@ -24,20 +25,25 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request, exception):
         if not isinstance(exception, OperationalError | InterfaceError):
             return None
+        cause = type(exception.__cause__).__name__
         logger.warning(
-            "database unavailable during %s %s: %s",
+            "database unavailable during %s %s: %s (%s)",
             request.method,
             request.path,
             type(exception).__name__,
+            cause,
         )
         # Drop the broken connection so the next request opens a fresh one.
         close_old_connections()
+        if cause in _TOO_SLOW:
+            what = "Kit's database did not answer in time"
+        else:
+            what = "Kit lost its database connection while answering"
         response = JsonResponse(
             {
                 "error": {
                     "code": "service_unavailable",
-                    "message": "Kit lost its database connection while answering; nothing was "
-                    "half-written. Retry the request.",
+                    "message": f"{what}; nothing was half-written. Retry the request.",
                     "details": {},
                 }
             },
@@ -45,6 +51,11 @@ class DatabaseUnavailableMiddleware:
         )
         response["Retry-After"] = "1"
         return response
+
+
+#: psycopg's errors for a statement or a lock wait cut short by a time limit (an operator's
+#: ``statement_timeout`` or ``lock_timeout``): the connection is fine, the answer was late.
+_TOO_SLOW = {"QueryCanceled", "LockNotAvailable"}
 
 
 class RejectNulBytesMiddleware:

@@ -14,7 +14,13 @@ its health check, thread and async checks, and its error wrapping (a dropped con
 a ``django.db.OperationalError`` like any other query's). They do not pass through a
 Django cursor: they are not in ``connection.queries`` or ``CaptureQueriesContext``, and
 ``execute_wrapper`` does not see them; :func:`run_transaction` manages its own
-transaction, and :func:`run` runs inside the caller's.
+transaction, and :func:`run` runs inside the caller's (outside one, statements sent
+together go as one transaction, with its own ``COMMIT`` when they may write).
+
+Whatever fails (a statement refused, a check at commit, a timeout, the connection lost,
+the work done meanwhile raising), a round trip leaves its connection out of the
+transaction it opened, ready for the next, or discards it for the next to open another;
+the caller gets Django's database error (``tests/outreach/test_sql_failures.py``).
 
 Prepared statements live in the database session, so a connection pooler in front of
 PostgreSQL must keep sessions (PgBouncer: session pooling, or transaction pooling with
@@ -24,6 +30,7 @@ statements run unprepared.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -60,12 +67,31 @@ def _send(
     statements: Sequence[tuple[str, Params]], prepare: bool = True
 ) -> tuple[list[list[tuple] | None], DatabaseError | None]:
     """:func:`run`'s round trip: the rows of each statement that ran (None for one without
-    rows or that did not run), and the failure that stopped the others, if one did."""
+    rows or that did not run), and the failure that stopped the others, if one did.
+
+    Statements that may write, sent together outside any transaction, go as a transaction
+    of their own (``BEGIN`` and ``COMMIT`` in the same round trip), never in the implicit
+    one PostgreSQL opens for a pipeline and commits at its end: a check made at that commit
+    (a deferred foreign key) fails on no statement, and psycopg then pairs the results with
+    the wrong requests (``IndexError``, or a connection left in pipeline mode), depending on
+    how many reads the results took. With its own ``COMMIT`` the failure is that
+    statement's. Reads alone have nothing to check at their commit and go as they are
+    (the frame costs them 30 us, a fifth of a short round trip).
+    """
     db = _connection()
     raw = db.connection
     meanwhile = _MEANWHILE.get()
     if meanwhile is not None:
         _MEANWHILE.set(None)  # this round trip's alone (its work may not send another)
+    framed = (
+        (len(statements) > 1 or meanwhile is not None)
+        and raw.autocommit
+        and raw.pgconn.transaction_status == pq.TransactionStatus.IDLE
+        and statements[0][0] != _BEGIN
+        and any(_may_write(sql) for sql, _ in statements)
+    )
+    if framed:
+        statements = [(_BEGIN, None), *statements, (_COMMIT, None)]
     # Transaction control (BEGIN, COMMIT, a savepoint) returns no rows: those statements
     # share one cursor, the others have their own to hold their rows.
     shared = None
@@ -83,22 +109,46 @@ def _send(
                 _execute(raw, statements, cursors, prepare, meanwhile)
         except DatabaseError as error:
             failure = error
-            if raw.pgconn.pipeline_status != pq.PipelineStatus.OFF:
-                # A failure psycopg could not pin on a statement (a check at the
-                # implicit commit of statements sent without BEGIN) left the
-                # connection in pipeline mode: no query would run on it again.
-                db.close()
-                return [None] * len(statements), failure
+            if not _recovered(db, framed):
+                return [None] * (len(statements) - 2 * framed), failure
         except BaseException:  # raised by the work done meanwhile: the statements were read
-            if raw.pgconn.pipeline_status != pq.PipelineStatus.OFF:
-                db.close()
+            _recovered(db, framed)
             raise
         with db.wrap_database_errors:
             rows = [c.fetchall() if c is not shared and _has_rows(c) else None for c in cursors]
-        return rows, failure
+        return (rows[1:-1] if framed else rows), failure
     finally:
         for cursor in cursors:
             cursor.close()
+
+
+@cache
+def _may_write(sql: str) -> bool:
+    """Whether ``sql`` may change rows (a row lock counts, to be safe): only then can its
+    transaction's commit fail."""
+    return _WRITES.search(sql) is not None
+
+
+_WRITES = re.compile(r"\b(?:INSERT|UPDATE|DELETE|MERGE)\b", re.IGNORECASE)
+
+
+def _recovered(db, framed: bool) -> bool:
+    """After a round trip that failed: whether its connection can be used again (it ended
+    the transaction it opened, if it opened one), or it was discarded (a connection that
+    was lost, or that psycopg could not take out of pipeline mode, or a framed transaction
+    that could not be rolled back), for the next statement to open a new one."""
+    pgconn = db.connection.pgconn
+    if pgconn.status == pq.ConnStatus.OK and pgconn.pipeline_status == pq.PipelineStatus.OFF:
+        if not framed or pgconn.transaction_status != pq.TransactionStatus.INERROR:
+            return True
+        try:  # alone, outside a pipeline (see run_with_optional)
+            with db.wrap_database_errors, psycopg.Cursor(db.connection) as cursor:
+                cursor.execute(_ROLLBACK)
+            return True
+        except DatabaseError:
+            pass
+    db.close()
+    return False
 
 
 @async_unsafe
@@ -188,14 +238,12 @@ def run_transaction(
 
     Any other failure undoes them all and is raised, a check made only at the commit (a
     deferred foreign key) among them. A round trip of its own is one fewer than Django's
-    ``atomic`` block takes for a ``COMMIT``. (The implicit transaction of a pipeline
-    without ``BEGIN`` would save two statements, but a failure at its commit reaches
-    psycopg as no statement's and leaves the connection in pipeline mode.)
+    ``atomic`` block takes for a ``COMMIT``.
     """
     inside = connection.in_atomic_block
-    if len(statements) == 1 and not optional and not inside:
-        # One statement is a transaction of its own: no BEGIN and COMMIT to send, and
-        # nothing to undo if it fails.
+    if not optional and not inside:
+        # :func:`_send` sends them as a transaction of their own (one statement is one
+        # already) and undoes them if one fails.
         rows, failure = _send(statements)
         if failure is not None:
             raise failure

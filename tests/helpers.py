@@ -1,6 +1,9 @@
-"""Small helpers shared by tests: waiting on other processes, issuing a token."""
+"""Small helpers shared by tests: waiting on other processes, issuing a token, a lock held
+by another session."""
 
+import threading
 import time
+from contextlib import contextmanager
 
 from outreach.services import access_token_issue
 
@@ -32,3 +35,28 @@ def token(member, scopes=READ_WRITE, *, client_name="Agent", base_url="http://te
         expires_days=1,
         base_url=base_url,
     )
+
+
+@contextmanager
+def held_elsewhere(statement: str):
+    """Inside the block, another database session holds the locks ``statement`` takes (in
+    a transaction of its own, changing nothing), as a slow writer would."""
+    import psycopg
+    from django.db import connection
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with psycopg.connect(**connection.get_connection_params()) as other:
+            other.execute(statement)
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10), "the other session never got its lock"
+        yield
+    finally:
+        release.set()
+        holder.join(10)

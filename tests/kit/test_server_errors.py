@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 
 from prospect_memory.business.models import Entry, EntryEvent
-from tests.helpers import bearer
+from tests.helpers import bearer, held_elsewhere
 
 pytestmark = pytest.mark.django_db
 
@@ -43,3 +43,33 @@ def test_a_person_gets_the_page(rf):
     response = server_error(rf.get("/business-memory/"))
     assert response.status_code == 500
     assert response["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lock_not_had_in_time_is_a_503_to_retry_and_nothing_is_written(client, module_admin):
+    from prospect_memory.business.models import Shelf
+
+    def store(value):
+        return client.post(
+            "/api/v1/business-memory/entries",
+            {"key": "brand_voice", "value": value},
+            content_type="application/json",
+            **bearer(module_admin),
+        )
+
+    assert store({"tone": "warm"}).status_code == 201
+    shelf = f"SELECT FROM {Shelf._meta.db_table} FOR UPDATE"
+    try:
+        with held_elsewhere(shelf):
+            with connection.cursor() as cursor:  # as an operator's role setting would
+                cursor.execute("SET lock_timeout = '100ms'")
+            client.raise_request_exception = False
+            response = store({"tone": "cold"})
+    finally:
+        connection.close()
+    assert response.status_code == 503
+    assert response["Retry-After"] == "1"
+    error = response.json()["error"]
+    assert error["code"] == "service_unavailable"
+    assert "in time" in error["message"]
+    assert Entry.objects.get(key="brand_voice").version == 1

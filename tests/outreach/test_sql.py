@@ -253,16 +253,6 @@ def test_a_check_at_the_commit_of_a_transaction_of_its_own_is_raised_as_it_is(ac
     assert run_one("SELECT %s::int", [1]) == [(1,)]
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_failure_psycopg_cannot_pin_on_a_statement_leaves_a_connection_that_works(account):
-    # Without BEGIN, the pipeline's statements commit at its end: a check failing there
-    # left psycopg's connection in pipeline mode, refusing every later query.
-    with pytest.raises(DatabaseError):
-        run(_usage(account, "a"), _usage_of_a_gone_client(account))
-    assert run_one("SELECT %s::int", [1]) == [(1,)]
-    assert _subjects() == set()
-
-
 def test_whole_numbers_go_as_their_columns_size_whatever_their_value():
     from prospect_memory.business.models import Entry
 
