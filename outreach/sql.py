@@ -205,6 +205,8 @@ class Meanwhile:
     ``work`` must not use the database, and must be short: until its statements' rows are
     read, they hold their snapshot (and a transaction of their own, outside a caller's).
     If it raises, the exception is the round trip's, once the statements' rows are read.
+    If a statement fails and its answer arrives before the work's turn, the work is not
+    done and the failure is raised.
     """
 
     def __init__(self, work: Callable[[], Any]):
