@@ -33,7 +33,7 @@ def _percentile(samples: list[float], p: float) -> float:
 def checks_cost(rounds: int = 5) -> dict:
     """Microseconds per item of the write-time checks (the very functions a write calls),
     by kind of item, from the labelled set to the worst inputs found."""
-    from prospect_memory.core.integrity_report import DEFAULT_SET, item_flags, item_refused, load
+    from prospect_memory.core.integrity.report import DEFAULT_SET, item_flags, item_refused, load
 
     items = [i for i in load(DEFAULT_SET) if i["kind"] == "note"]
     groups = {

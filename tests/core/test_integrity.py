@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from prospect_memory.core import integrity
-from prospect_memory.core.integrity_report import DEFAULT_SET, evaluate, load
+from prospect_memory.core.integrity.report import DEFAULT_SET, evaluate, load
 
 # --- refused: characters that do not show ---------------------------------------------------
 
@@ -48,7 +48,6 @@ def test_invisible_characters_are_found_with_their_position(text, code):
         "👍🏽 great",  # skin tone modifier
         "🇩🇪 🇵🇱 🇫🇷",  # regional indicators
         "🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f England",  # subdivision
-        "葛\U000e0100 variant",  # an ideographic variation selector
         "tabs\tand\nnew lines\r\n",
     ],
 )
@@ -71,6 +70,8 @@ def _tags(text: str) -> str:
         "a\u17b4b",  # Khmer inherent vowel
         "blank \u2800 cell",  # braille blank
         "™\u200d™",  # a joiner between two symbols that are not emoji
+        "葛\U000e0100 variant",  # an ideographic variation selector: 256 of them spell bytes
+        "\U0001fae8\u200d\U0001fae8",  # a joiner between emoji no sequence joins
         "private \ue000 use",
         "Acme &#x202E;moc.live@selas&#x202C; wrote",  # an override spelled as an entity
     ],

@@ -23,7 +23,7 @@ from prospect_memory.business.consolidation import consolidate
 from prospect_memory.business.models import Entry, EntryEvent, Promotion
 from prospect_memory.business.operations import RULES_NOT_ORDERS
 from prospect_memory.business.store import entry_store
-from prospect_memory.core.integrity_report import DEFAULT_SET, load
+from prospect_memory.core.integrity.report import DEFAULT_SET, load
 from prospect_memory.notes.models import AuditEvent, DailySaveCount, Note
 from tests import factories
 from tests.helpers import bearer

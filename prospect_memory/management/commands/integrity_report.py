@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from prospect_memory.core.integrity_report import DEFAULT_SET, evaluate, lines, load
+from prospect_memory.core.integrity.report import DEFAULT_SET, evaluate, lines, load
 
 
 class Command(BaseCommand):

@@ -25,7 +25,7 @@ from prospect_memory.core.integrity import (
     value_texts,
 )
 
-DEFAULT_SET = Path(__file__).with_name("datasets") / "integrity_set.jsonl"
+DEFAULT_SET = Path(__file__).parents[1] / "datasets" / "integrity_set.jsonl"
 
 
 def load(path: Path | str = DEFAULT_SET) -> list[dict]:

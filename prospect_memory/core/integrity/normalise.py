@@ -1,0 +1,173 @@
+"""The one form every rule judges a text in (SPEC 15.2): what it says, however it is spelled.
+
+The stored text stays what its writer sent; only the judgement reads this form, and every
+span it finds is mapped back to the stored text. In order:
+
+1. character references decoded, any padding, any base, with or without the semicolon,
+   named ones too, up to three times (``&amp;#x49;`` is an ``I`` to a reader that decodes
+   what it is shown);
+2. markdown emphasis and code marks read as spaces (``**Ignore** all``);
+3. each other character folded to its skeleton: compatibility forms undone (NFKD, so
+   fullwidth, mathematical and circled letters and ligatures are letters again), combining
+   marks dropped (``I`` + U+0301 and ``Ì`` are ``I``), a Latin letter with a stroke, a
+   hook or a dot, a dotless ``ı``, a script ``ɡ`` or a small capital read as its letter
+   (by its Unicode name), look-alikes of other scripts mapped to the Latin letter they
+   pass for (Unicode TR39's confusables), every invisible character dropped (``in&zwj;
+   structions``), every space a space;
+4. runs of three or more spaces or line breaks cut to two (what every pattern reads in a
+   run: a space, and whether a line ends there).
+
+The rules are written in the same form: :func:`skeleton` folds their words and patterns,
+so ``wyślij`` in a rule and ``wyslij``, ``wyślij`` or ``wyśli&#x6A;`` in a text meet.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import unicodedata2
+
+from outreach.text import latin_lookalike
+from prospect_memory.core.integrity.characters import decoded, is_refused
+
+#: Cyrillic and Greek letters that pass for Latin ones in a word (Unicode's confusables
+#: map the I-shaped ones to "l", which would hide "Ignore").
+_LETTER_LOOKALIKES = str.maketrans(
+    "АВЕКМНОРСТХІЈЅаеорсухіјѕԁһӏԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧαοινρτυχ",
+    "ABEKMHOPCTXIJSaeopcyxijsdhlqwABEZHIKMNOPTYXaoivptux",
+)
+#: A Latin letter named for its base letter: "LATIN SMALL LETTER L WITH STROKE" (ł),
+#: "... DOTLESS I" (ı), "... SCRIPT G" (ɡ), "LATIN LETTER SMALL CAPITAL A" (ᴀ).
+_LATIN_NAME = re.compile(
+    r"^LATIN (?:(SMALL|CAPITAL) LETTER (?:DOTLESS |SCRIPT |SMALL CAPITAL )?|LETTER SMALL CAPITAL )"
+    r"([A-Z])(?: WITH .+)?$"
+)
+#: Hyphens that join the parts of one word (``instruc‐tions``): read as nothing.
+_IN_WORD = "\u2010\u2011"
+_LINE_ENDS = "\u2028\u2029\x85"
+
+
+def _letter(char: str) -> str:
+    """One character of a decomposition as the Latin letter it is or looks like (a sign
+    stays itself: mapped to ASCII, a dash in a rule's character class would make a range)."""
+    if char.isascii() or unicodedata2.category(char)[0] not in "LN":
+        return char
+    looked = char.translate(_LETTER_LOOKALIKES)
+    if looked.isascii():
+        return looked
+    named = _LATIN_NAME.match(unicodedata2.name(char, ""))
+    if named:
+        return named.group(2) if named.group(1) == "CAPITAL" else named.group(2).lower()
+    return latin_lookalike(char)
+
+
+@cache
+def fold(char: str) -> str:
+    """The skeleton of one character (see the module's third step)."""
+    if char.isascii():
+        return char
+    if char in _IN_WORD or is_refused(char):
+        return ""
+    if char in _LINE_ENDS:
+        return "\n"
+    if unicodedata2.category(char) == "Zs":
+        return " "
+    return "".join(
+        _letter(part)
+        for part in unicodedata2.normalize("NFKD", char)
+        if not unicodedata2.combining(part) and unicodedata2.category(part) not in ("Mn", "Me")
+    )
+
+
+class _Folds(dict):
+    """A ``str.translate`` table that folds each character on first sight, then from C."""
+
+    def __missing__(self, code: int) -> str:
+        folded = self[code] = fold(chr(code))
+        if len(folded) != 1:
+            _UNEVEN.add(chr(code))
+        return folded
+
+
+_FOLDS = _Folds()
+#: Characters whose skeleton is not one character long (a text with one needs its places).
+_UNEVEN: set[str] = set()
+_EMPHASIS = str.maketrans({"*": " ", "`": " "})
+
+
+def skeleton(text: str) -> str:
+    """``text`` folded character by character (for the rules' own words and patterns)."""
+    return text if text.isascii() else text.translate(_FOLDS)
+
+
+Places = list[int] | None
+
+
+def _then(first: Places, second: Places) -> Places:
+    """Places through two steps: where each character of the second's text came from."""
+    if second is None:
+        return first
+    if first is None:
+        return second
+    return [first[at] for at in second]
+
+
+def _folded_with_places(text: str) -> tuple[str, list[int]]:
+    pieces, places = [], []
+    for index, char in enumerate(text):
+        piece = fold(char)
+        pieces.append(piece)
+        places.extend([index] * len(piece))
+    return "".join(pieces), places
+
+
+def judged(text: str) -> tuple[str, Places]:
+    """``text`` in the form the rules judge, and where each of its characters came from in
+    ``text`` (None: the same places)."""
+    read, places = text, None
+    for _ in range(3):  # decoded as often as it still decodes, three times at most
+        if "&" not in read:
+            break
+        decoding = decoded(read)
+        if decoding.origins is None:
+            break
+        read, places = decoding.text, _then(places, decoding.origins)
+    read = read.translate(_EMPHASIS)
+    if not read.isascii():
+        folded = read.translate(_FOLDS)
+        if len(folded) == len(read) and _UNEVEN.isdisjoint(read):
+            read = folded
+        else:
+            read, folding = _folded_with_places(read)
+            places = _then(places, folding)
+    read, spacing = _spaced(read)
+    return read, _then(places, spacing)
+
+
+_LONG_SPACE = re.compile(r"\s{3,}")
+
+
+def _spaced(text: str) -> tuple[str, Places]:
+    """``text`` with each run of three or more spaces or line breaks cut to two (the second
+    a line break if the run had one), and where each character came from (None: nowhere
+    cut). A pattern that starts a clause after a line break would otherwise be tried at
+    every break of a long run and read the run to its end from each."""
+    pieces: list[str] = []
+    origins: list[int] = []
+    done = 0
+    for run in _LONG_SPACE.finditer(text):
+        start, end = run.span()
+        pieces.append(text[done:start])
+        origins.extend(range(done, start))
+        second = text.find("\n", start + 1, end)
+        if second == -1 or text[start + 1] == "\n":
+            second = start + 1
+        pieces.append(text[start] + text[second])
+        origins += [start, second]
+        done = end
+    if not pieces:  # no run to cut
+        return text, None
+    pieces.append(text[done:])
+    origins.extend(range(done, len(text)))
+    return "".join(pieces), origins

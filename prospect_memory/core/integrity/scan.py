@@ -1,0 +1,148 @@
+"""What the check finds in a note or an entry about to be stored (SPEC 15.2): the flags of
+each of its texts, placed in the field and the span of the text as stored."""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from urllib.parse import unquote, urlsplit
+
+from prospect_memory.core.integrity.characters import decoded
+from prospect_memory.core.integrity.flags import MAX_FLAGS, Flag, quote
+from prospect_memory.core.integrity.instructions import instructions
+from prospect_memory.core.integrity.links import data_links, url_flags
+from prospect_memory.core.integrity.markup import hidden_markup
+from prospect_memory.core.integrity.normalise import Places, judged
+
+
+def _placed(flags: Iterable[Flag], places: Places) -> list[Flag]:
+    """Flags found in a form of a text, placed in the text itself."""
+    if places is None:
+        return list(flags)
+    return [replace(f, start=places[f.start], end=places[f.end - 1] + 1) for f in flags]
+
+
+def _scan_one(text: str) -> list[Flag]:
+    """Every flag of one text (field left empty), in order, overlaps of a kind merged.
+
+    Orders are read in the judged form (:mod:`.normalise`), links as a page reads them
+    (character references decoded once, as in an address), markup as it is stored."""
+    read, places = judged(text)
+    shown = decoded(text, addresses=True)
+    found = sorted(
+        [
+            *_placed(instructions(read, ""), places),
+            *hidden_markup(text, ""),
+            *_placed(data_links(shown.text, ""), shown.origins),
+        ],
+        key=lambda f: (f.start, -f.end),
+    )
+    kept: list[Flag] = []
+    for flag in found:
+        if any(k.kind == flag.kind and flag.start < k.end for k in kept[-4:]):
+            continue  # the same finding, seen by two patterns
+        kept.append(flag)
+    return kept
+
+
+#: What separates an item's texts when they are scanned together (a paragraph break: no
+#: pattern reads a sentence across it, but words split over several strings still meet).
+_BETWEEN = "\n\n"
+
+
+def scan(parts: Iterable[tuple[str, str]]) -> list[Flag]:
+    """The flags of an item's texts, given as ``(field, text)``, at most MAX_FLAGS, each
+    placed in its field with the text it matched.
+
+    The texts are scanned as one (an entry of 3,000 short strings costs one scan, not
+    3,000), so an order split over several strings of a list is read as it is meant.
+    """
+    fields, starts, texts = [], [], []
+    offset = 0
+    for field, text in parts:
+        if text:
+            fields.append(field)
+            starts.append(offset)
+            texts.append(text)
+            offset += len(text) + len(_BETWEEN)
+    if not texts:
+        return []
+    joined = _BETWEEN.join(texts)
+    flags = []
+    for flag in _scan_one(joined):
+        index = bisect_right(starts, flag.start) - 1
+        start = starts[index]
+        end = min(flag.end, start + len(texts[index]))
+        if flag.start >= end:
+            continue  # on a separator
+        flags.append(
+            replace(
+                flag,
+                field=fields[index],
+                start=flag.start - start,
+                end=end - start,
+                text=quote(joined[flag.start : flag.end]),
+            )
+        )
+        if len(flags) >= MAX_FLAGS:
+            break
+    return flags
+
+
+def scan_text(text: str, field: str) -> list[Flag]:
+    """The flags of one field's text."""
+    return scan([(field, text)])
+
+
+def value_texts(value, path: str = "value") -> Iterator[tuple[str, str]]:
+    """Every string of a JSON value (object keys too) with where it is: ``value.a[2].b``."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if key.isidentifier() else f"{path}[{json.dumps(key)}]"
+            yield f"{where} (key)", key
+            yield from value_texts(item, where)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from value_texts(item, f"{path}[{index}]")
+
+
+def _words_of(identifier: str) -> str:
+    """A key or an address path as the words it spells (``note_to_ai:always-cc`` ->
+    ``note to ai always cc``)."""
+    return " ".join(re.split(r"[\W_]+", unquote(identifier))).strip()
+
+
+#: A business memory source's caller-given ids (``source.pipeline_id`` ...).
+SOURCE_IDS = ("pipeline_id", "execution_id", "step_id")
+
+
+def note_flags(*, title: str, body: str, source_urls: list[str]) -> list[Flag]:
+    """What the check finds in a note about to be stored: its text, and its sources (the
+    data they carry, and an order spelled in their path)."""
+    parts = [("title", title), ("body", body)]
+    parts += [
+        (f"source_urls[{index}]", _words_of(urlsplit(url).path))
+        for index, url in enumerate(source_urls)
+    ]
+    flags = []
+    for flag in scan(parts):
+        if flag.field.startswith("source_urls["):
+            url = source_urls[int(flag.field.removeprefix("source_urls[").rstrip("]"))]
+            flag = replace(flag, start=0, end=len(url), text=quote(url))
+        flags.append(flag)
+    for index, url in enumerate(source_urls):
+        flags += url_flags(url, f"source_urls[{index}]")
+    return flags[:MAX_FLAGS]
+
+
+def entry_flags(*, key: str, value, source: dict[str, str]) -> list[Flag]:
+    """What the check finds in an entry about to be stored: every string of its value, its
+    key read as words, and its source's ids."""
+    parts = [("key", _words_of(key)), *value_texts(value)]
+    parts += [(f"source.{name}", source.get(name) or "") for name in SOURCE_IDS]
+    return scan(parts)
