@@ -25,7 +25,8 @@ from prospect_memory.business.models import (
 from prospect_memory.business.restores import entry_remove, eviction_restore, merge_undo_entry
 from prospect_memory.business.templatetags.business_format import pretty_json
 from prospect_memory.business.visibility import is_expired, retired
-from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin
+from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin, shown
+from prospect_memory.core.integrity import readable_value
 
 
 def _pretty(value) -> str:
@@ -70,6 +71,16 @@ _VALUE_READ = {
 }
 
 
+class _ShownText:
+    """An entry's or a version's free text (its source's ids, its writer's label) as
+    readers receive it."""
+
+    shown_source_pipeline_id = shown("source_pipeline_id", "Source pipeline id")
+    shown_source_execution_id = shown("source_execution_id", "Source execution id")
+    shown_source_step_id = shown("source_step_id", "Source step id")
+    shown_written_by_label = shown("written_by_label", "Written by")
+
+
 _ENTRY_FIELDS = [
     "id",
     "account",
@@ -85,11 +96,11 @@ _ENTRY_FIELDS = [
     "retired_at",
     "access_count",
     "last_accessed_at",
-    "source_pipeline_id",
-    "source_execution_id",
-    "source_step_id",
+    "shown_source_pipeline_id",
+    "shown_source_execution_id",
+    "shown_source_step_id",
     "source_extracted_at",
-    "written_by_label",
+    "shown_written_by_label",
     "oauth_application",
     "created_at",
     "updated_at",
@@ -101,7 +112,7 @@ _ENTRY_FIELDS = [
 
 
 @admin.register(Entry)
-class EntryAdmin(SealedValuesAdmin):
+class EntryAdmin(_ShownText, SealedValuesAdmin):
     deletable = True
     list_display = [
         "key",
@@ -133,7 +144,7 @@ class EntryAdmin(SealedValuesAdmin):
 
     @admin.display(description="Value")
     def decrypted_value(self, entry):
-        return _pretty(entry.value)
+        return _pretty(readable_value(entry.value))
 
     def has_delete_permission(self, request, obj=None):
         # Only what is live can be deleted; evicted and expired entries are purged.
@@ -189,7 +200,7 @@ class EntryAdmin(SealedValuesAdmin):
 
 
 @admin.register(EvictedEntry)
-class EvictedEntryAdmin(SealedValuesAdmin):
+class EvictedEntryAdmin(_ShownText, SealedValuesAdmin):
     list_display = ["key", "account", "layer", "member", "confidence", "status", "retired_at"]
     list_filter = ["account", "layer", "category", ConfidenceFilter, "status"]
     search_fields = ["key", "=id"]
@@ -204,7 +215,7 @@ class EvictedEntryAdmin(SealedValuesAdmin):
 
     @admin.display(description="Value")
     def decrypted_value(self, entry):
-        return _pretty(entry.value)
+        return _pretty(readable_value(entry.value))
 
     def has_restore_permission(self, request) -> bool:
         return request.user.has_perm("business_memory.restore_evictedentry")
@@ -232,11 +243,11 @@ _VERSION_FIELDS = [
     "category",
     "confidence",
     "strategy",
-    "source_pipeline_id",
-    "source_execution_id",
-    "source_step_id",
+    "shown_source_pipeline_id",
+    "shown_source_execution_id",
+    "shown_source_step_id",
     "source_extracted_at",
-    "written_by_label",
+    "shown_written_by_label",
     "oauth_application",
     "written_at",
     "decrypted_flags",
@@ -244,7 +255,7 @@ _VERSION_FIELDS = [
 
 
 @admin.register(EntryVersion)
-class EntryVersionAdmin(SealedValuesAdmin):
+class EntryVersionAdmin(_ShownText, SealedValuesAdmin):
     list_display = ["entry", "version", "account", "category", "confidence", "written_at"]
     list_filter = ["account", "category", ConfidenceFilter]
     search_fields = ["entry__key"]
@@ -255,7 +266,7 @@ class EntryVersionAdmin(SealedValuesAdmin):
 
     @admin.display(description="Value")
     def decrypted_value(self, version):
-        return _pretty(version.value)
+        return _pretty(readable_value(version.value))
 
 
 @admin.register(EntryEvent)

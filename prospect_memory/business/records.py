@@ -12,7 +12,7 @@ from functools import cached_property
 from django.utils import timezone
 
 from prospect_memory.business.models import Entry
-from prospect_memory.core.integrity import Flag
+from prospect_memory.core.integrity import Flag, readable, readable_json
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,22 @@ class Source:
 
 #: Characters of a value a list shows.
 PREVIEW_CHARS = 80
+
+
+def shown_source(source: Source) -> Source:
+    """A source as readers receive it (see :func:`_shown`)."""
+    ids = (source.pipeline_id, source.execution_id, source.step_id)
+    shown = tuple(readable(text) if text else text for text in ids)
+    return source if shown == ids else Source(*shown, source.extracted_at)
+
+
+def _shown(view) -> None:
+    """Every interface shows an entry's text as readers receive it: no character the write
+    path refuses, kept from before the check, reaches one (SPEC 15, issue 37)."""
+    view.value_json = readable_json(view.value_json)
+    view.source = shown_source(view.source)
+    view.written_by = readable(view.written_by) if view.written_by else view.written_by
+    view.oauth_client = readable(view.oauth_client) if view.oauth_client else view.oauth_client
 
 
 def client_name(entry: Entry) -> str | None:
@@ -77,6 +93,9 @@ class EntryView:
     flags: list[Flag] = field(default_factory=list)
     flagged_at: datetime | None = None
 
+    def __post_init__(self) -> None:
+        _shown(self)
+
     @cached_property
     def value(self):
         return json.loads(self.value_json)
@@ -125,6 +144,9 @@ class VersionView:
     oauth_client: str | None
     written_at: datetime
     flags: list[Flag] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        _shown(self)
 
     @cached_property
     def value(self):

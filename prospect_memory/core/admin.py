@@ -13,7 +13,22 @@ from __future__ import annotations
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
+from prospect_memory.core.integrity import readable
 from prospect_memory.core.models import UsageEvent
+
+
+def shown(field: str, description: str):
+    """An admin display of a text ``field`` as every reader receives stored text
+    (:func:`~prospect_memory.core.integrity.readable`), for a model admin's class body:
+    ``shown_written_by_label = shown("written_by_label", "Written by")``."""
+
+    @admin.display(description=description)
+    def display(self, row):
+        text = getattr(row, field)
+        return readable(text) if text else text
+
+    display.__name__ = f"shown_{field}"
+    return display
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -69,7 +84,7 @@ def flags_html(flags) -> str:
         format_html_join(
             "",
             "<li>{} in <code>{}</code>: <q>{}</q></li>",
-            ((f.explanation, f.field, f.text) for f in flags),
+            ((f.explanation, f.field, f.shown_text) for f in flags),
         ),
     )
 

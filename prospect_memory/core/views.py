@@ -16,6 +16,7 @@ from outreach.pages import member_required
 from prospect_memory.core.activity import Filters, activity, labels, sources, still_current
 from prospect_memory.core.activity import clients as activity_clients
 from prospect_memory.core.health import health_sections
+from prospect_memory.core.integrity import readable
 
 
 @require_GET
@@ -51,6 +52,13 @@ class Happened:
     current: bool = True
     #: The oldest version of the item still kept (None: not versioned).
     oldest_kept: int | None = None
+
+    def __post_init__(self) -> None:
+        # Labels as readers receive stored text (a client's name, a former member's label).
+        for name in ("who", "client_name", "subject"):
+            text = getattr(self, name)
+            if text:
+                object.__setattr__(self, name, readable(text))
 
     @property
     def created(self) -> bool:

@@ -39,6 +39,7 @@ from django.utils import timezone
 from outreach.models import Account, Member
 from prospect_memory.business.models import Entry, EntryVersion, Layer
 from prospect_memory.core.crypto import unseal
+from prospect_memory.core.integrity import readable_value
 from prospect_memory.lifecycle.conf import lifecycle_settings
 from prospect_memory.notes.models import Compaction, Dossier, Note
 
@@ -107,7 +108,11 @@ def _snapshot():
 
 
 def _encode(record: dict) -> bytes:
-    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    # As every reader receives stored text: no character the write path refuses, kept from
+    # before the check, leaves in an export (an import would refuse it).
+    text = json.dumps(
+        readable_value(record), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
     return text.encode("utf-8") + b"\n"
 
 

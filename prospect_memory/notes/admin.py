@@ -16,6 +16,7 @@ from django.utils.html import format_html, format_html_join
 from outreach.access import Actor
 from outreach.errors import KitError
 from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin
+from prospect_memory.core.integrity import readable
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.markdown import render_markdown
 from prospect_memory.notes.models import AuditEvent, Compaction, Dossier, Note
@@ -100,7 +101,7 @@ class NoteAdmin(SealedValuesAdmin):
 
     @admin.display(description="Title")
     def decrypted_title(self, note):
-        return note.title or "—"
+        return readable(note.title) or "—"
 
     @admin.display(description="Body")
     def decrypted_body(self, note):

@@ -11,6 +11,8 @@ import markdown as markdown_lib
 import nh3
 from django.utils.safestring import SafeString, mark_safe
 
+from prospect_memory.core.integrity import readable
+
 ALLOWED_TAGS = {
     "p", "br", "hr", "strong", "em", "b", "i", "code", "pre", "blockquote",
     "ul", "ol", "li", "h3", "h4", "h5", "h6", "a",
@@ -20,7 +22,12 @@ ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "th": {"align"}, "td": {"align"}}
 
 
 def render_markdown(text: str) -> SafeString:
-    html = markdown_lib.markdown(text, extensions=["extra", "sane_lists"], output_format="html")
+    # As every reader receives stored text: a character the write path refuses, kept from
+    # before the check, is shown as U+FFFD, even where a character reference spells it
+    # (nh3 would write the character itself out).
+    html = markdown_lib.markdown(
+        readable(text), extensions=["extra", "sane_lists"], output_format="html"
+    )
     # Headings inside a note start below the page's own.
     html = html.replace("<h1>", "<h3>").replace("</h1>", "</h3>")
     html = html.replace("<h2>", "<h4>").replace("</h2>", "</h4>")

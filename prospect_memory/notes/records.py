@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from outreach.selectors import Relationship
-from prospect_memory.core.integrity import Flag
+from prospect_memory.core.integrity import Flag, readable
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,14 @@ class NoteView:
     oauth_client: str | None
     #: What the integrity check found when it was written (none: clean, or cleared).
     flags: list[Flag] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Every interface shows text as readers receive it: no character the write path
+        # refuses, kept from before the check, reaches one (SPEC 15, issue 37).
+        for name in ("title", "body", "member", "oauth_client"):
+            text = getattr(self, name)
+            if text:
+                object.__setattr__(self, name, readable(text))
 
 
 @dataclass(frozen=True)

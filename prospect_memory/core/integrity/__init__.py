@@ -35,6 +35,8 @@ from prospect_memory.core.integrity.characters import (
     invisible_characters,
     invisible_problem,
     readable,
+    readable_json,
+    readable_value,
 )
 from prospect_memory.core.integrity.flags import (
     DATA_LINK,
@@ -90,6 +92,8 @@ __all__ = [
     "loads",
     "note_flags",
     "readable",
+    "readable_json",
+    "readable_value",
     "scan",
     "scan_text",
     "url_flags",

@@ -19,6 +19,7 @@ ideographs spells a sentence in the 256 selectors' bytes.
 from __future__ import annotations
 
 import html
+import json
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -83,17 +84,17 @@ def warm() -> None:
     _presentation()
 
 
-_LINE_BREAKS = str.maketrans("\t\n\r", "   ")
-
-
 def plainly_visible(text: str) -> bool:
-    """The fast answer for most text: every character printable (tab and line breaks
-    aside), none of the printable invisible ones, no character reference to decode."""
-    return (
-        "&" not in text
-        and text.translate(_LINE_BREAKS).isprintable()
-        and not _classes()[1].search(text)
-    )
+    """The fast answer for most text (0.1-1 us for a note): every character printable (tab
+    and line breaks aside), none of the printable invisible ones, no character reference to
+    decode."""
+    if "&" in text:
+        return False
+    if not text.isprintable():
+        lines = text.replace("\n", "").replace("\r", "").replace("\t", "")
+        if not lines.isprintable():
+            return False
+    return text.isascii() or not _classes()[1].search(text)
 
 
 #: A character reference as HTML5 reads it in text: any number of digits, any base, the
@@ -252,3 +253,28 @@ def readable(text: str) -> str:
         done = cut[start]
     pieces.append(text[done:])
     return "".join(pieces)
+
+
+def readable_value(value):
+    """A JSON value as every reader receives it: :func:`readable` on each of its strings
+    (object keys too)."""
+    if isinstance(value, str):
+        return readable(value)
+    if isinstance(value, dict):
+        return {readable(key): readable_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [readable_value(item) for item in value]
+    return value
+
+
+def readable_json(text: str) -> str:
+    """A value's stored compact JSON as every reader receives it (see :func:`readable_value`);
+    the same text when nothing in it would be refused (a character escaped in JSON,
+    ``\\u202e``, is looked at decoded)."""
+    if plainly_visible(text) and "\\u" not in text:
+        return text
+    value = json.loads(text)
+    shown = readable_value(value)
+    if shown == value:
+        return text
+    return json.dumps(shown, ensure_ascii=False, separators=(",", ":"), allow_nan=False)

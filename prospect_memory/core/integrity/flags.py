@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from prospect_memory.core.integrity.characters import readable
+
 INSTRUCTION, HIDDEN_MARKUP, DATA_LINK = "instruction", "hidden_markup", "data_link"
 
 #: What each kind of flag means, as answers and pages say it.
@@ -52,6 +54,11 @@ class Flag:
     def explanation(self) -> str:
         return KINDS[self.kind][1]
 
+    @property
+    def shown_text(self) -> str:
+        """The matched text as readers receive it (:func:`.characters.readable`)."""
+        return readable(self.text)
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -98,7 +105,7 @@ def integrity_data(flags: list[Flag]) -> dict | None:
                 "field": flag.field,
                 "start": flag.start,
                 "end": flag.end,
-                "text": flag.text,
+                "text": flag.shown_text,
             }
             for flag in flags
         ],
