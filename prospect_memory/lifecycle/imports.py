@@ -26,6 +26,7 @@ from outreach.models import Account, Member
 from outreach.validation import FieldProblems
 from prospect_memory.business import promotion
 from prospect_memory.business.access import Place
+from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import Category, Entry, EntryVersion, Layer, Strategy
 from prospect_memory.business.rules import (
     capacity,
@@ -137,7 +138,12 @@ class _Importer:
         #: Each entry's layer by its id in the file, the aliases to check against them,
         #: and the live entries of each layer (capacity).
         self._layers: dict[str, str] = {}
-        self._aliases: list[tuple[str, str, int]] = []
+        self._statuses: dict[str, str] = {}
+        self._aliases: list[tuple[str, str, str, int]] = []
+        #: Each entry's version by its id in the file, and its kept versions' numbers
+        #: with the line of each.
+        self._versions_of: dict[str, int] = {}
+        self._kept: dict[str, dict[int, int]] = defaultdict(dict)
         self._live: Counter[tuple[str, int | None]] = Counter()
         self._pending: dict[type[Model], list[Model]] = defaultdict(list)
 
@@ -267,7 +273,7 @@ class _Importer:
         self._layers[old_id] = layer
         alias = fields.ref("alias_of", null=True)
         if alias is not None:
-            self._aliases.append((alias, layer, fields.number))
+            self._aliases.append((old_id, alias, layer, fields.number))
         entry = Entry(
             id=self._define("entry", fields),
             account_id=self.account.pk,
@@ -288,6 +294,8 @@ class _Importer:
             idle_periods_charged=fields.integer("idle_periods_charged"),
             kept_apart=fields.boolean("kept_apart"),
         )
+        self._statuses[old_id] = entry.status
+        self._versions_of[old_id] = entry.version
         problems = FieldProblems()
         if clean_key(entry.key, problems) != entry.key:
             problems.add("key", f"key {entry.key!r} is not written as Kit keeps it")
@@ -304,11 +312,21 @@ class _Importer:
         return entry
 
     def _version(self, fields: Fields) -> EntryVersion:
+        entry = fields.ref("entry")
+        number = fields.integer("version")
+        kept = self._kept[entry]
+        if number in kept:
+            raise fields.refuse(
+                f"version {number} of entry {entry} is in the file twice (line {kept[number]} "
+                "too).",
+                field="version",
+            )
+        kept[number] = fields.number
         version = EntryVersion(
             id=self._define("entry_version", fields),
             account_id=self.account.pk,
-            entry_id=self._refer("entry", fields.ref("entry"), fields),
-            version=fields.integer("version"),
+            entry_id=self._refer("entry", entry, fields),
+            version=number,
             written_at=fields.moment("written_at"),
         )
         self._set_written(version, fields)
@@ -336,7 +354,8 @@ class _Importer:
         row.source_step_id = ids["step_id"]
         row.source_extracted_at = source.moment("extracted_at", null=True)
         row.written_by_id = self._seat(fields, "written_by")
-        row.written_by_label = fields.text("written_by_label")
+        label_length = type(row)._meta.get_field("written_by_label").max_length
+        row.written_by_label = fields.label("written_by_label", max_length=label_length)
         key = row.key if isinstance(row, Entry) else ""
         _checked_again(row, entry_flags(key, value, cleaned), fields)
 
@@ -373,13 +392,29 @@ class _Importer:
                     raise ImportRefused(
                         f"names {kind} {old}, which the file does not hold.", line=number
                     )
-        for target, layer, number in self._aliases:
+        for alias, target, layer, number in self._aliases:
+            if target == alias:
+                raise ImportRefused(
+                    "entry record: alias_of names the entry itself; an alias answers for "
+                    "another entry.",
+                    line=number,
+                    field="alias_of",
+                )
             if self._layers.get(target) != layer:
                 raise ImportRefused(
                     f"entry record: alias_of names an entry of another layer than its own "
                     f"({layer}); an alias answers for an entry of its layer.",
                     line=number,
+                    field="alias_of",
                 )
+            if self._statuses[target] != Entry.Status.LIVE:
+                raise ImportRefused(
+                    f"entry record: alias_of names an entry that is {self._statuses[target]}, "
+                    "not live; an alias answers for a live entry (never for another alias).",
+                    line=number,
+                    field="alias_of",
+                )
+        self._check_versions()
         dossiers = list(self._dossiers.values())
         for dossier in dossiers:
             dossier.active_note_count = self._active[dossier.domain]
@@ -389,6 +424,28 @@ class _Importer:
             ["active_note_count", "created_at", "updated_at"],
             batch_size=lifecycle_settings.EXPORT_BATCH_ROWS,
         )
+
+    def _check_versions(self) -> None:
+        """Refuse an entry with more kept versions than Kit keeps, or a kept version that
+        is not older than its entry."""
+        most = business_settings.HISTORY_VERSIONS
+        for entry, kept in self._kept.items():
+            current = self._versions_of.get(entry)
+            newest = max(kept)
+            if current is not None and newest >= current:
+                raise ImportRefused(
+                    f"entry_version record: version {newest} of entry {entry} is not older "
+                    f"than the entry's own version {current}.",
+                    line=kept[newest],
+                    field="version",
+                )
+            if len(kept) > most:
+                raise ImportRefused(
+                    f"entry_version record: entry {entry} has {len(kept)} kept versions; Kit "
+                    f"keeps the {most} newest of an entry.",
+                    line=sorted(kept.values())[most],
+                    field="version",
+                )
 
 
 def _checked_again(row: Note | Entry | EntryVersion, flags: list, fields: Fields) -> None:

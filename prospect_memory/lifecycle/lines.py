@@ -16,6 +16,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from outreach.errors import KitError
 from outreach.validation import FieldProblems
+from prospect_memory.core.integrity import invisible_problem
 from prospect_memory.lifecycle.conf import lifecycle_settings
 from prospect_memory.lifecycle.export import MANIFEST
 
@@ -27,12 +28,15 @@ class ImportRefused(KitError):
     code = "import_refused"
     http_status = 400
 
-    def __init__(self, message: str, *, line: int | None = None) -> None:
+    def __init__(self, message: str, *, line: int | None = None, field: str | None = None) -> None:
         if line is not None:
             message = f"line {line}: {message}"
         message = f"{message} Nothing was imported."
-        super().__init__(message, details={} if line is None else {"line": line})
-        self.line = line
+        details = {} if line is None else {"line": line}
+        if field is not None:
+            details["field"] = field
+        super().__init__(message, details=details)
+        self.line, self.field = line, field
 
 
 #: The times a record may name (older or later ones are not Kit's, and some could not be
@@ -144,14 +148,30 @@ class Fields:
         self.number, self.data = number, data
         self.type = type_ or data.get("type")
 
-    def refuse(self, message: str) -> ImportRefused:
-        return ImportRefused(f"{self.type} record: {message}", line=self.number or None)
+    def refuse(self, message: str, *, field: str | None = None) -> ImportRefused:
+        return ImportRefused(
+            f"{self.type} record: {message}", line=self.number or None, field=field
+        )
 
     def check(self, problems: FieldProblems) -> None:
-        """Refuse the record with every problem a write's rules found in it, if any."""
+        """Refuse the record with every problem a write's rules found in it, if any (the
+        refusal names the first field)."""
         if problems.fields:
             found = (message for messages in problems.fields.values() for message in messages)
-            raise self.refuse(" ".join(found))
+            raise self.refuse(" ".join(found), field=next(iter(problems.fields)))
+
+    def label(self, name: str, *, max_length: int) -> str:
+        """A label a record names its writer by, read as Kit writes one: one line of at
+        most ``max_length`` characters, no character the write path refuses."""
+        value = self.text(name)
+        if len(value) > max_length or "\n" in value or "\r" in value:
+            raise self.refuse(
+                f"{name} must be one line of at most {max_length} characters.", field=name
+            )
+        problem = invisible_problem(value, name)
+        if problem:
+            raise self.refuse(problem, field=name)
+        return value
 
     def _get(self, name: str, kinds: tuple[type, ...], what: str, *, null: bool) -> Any:
         if name not in self.data:

@@ -285,3 +285,16 @@ def test_the_labelled_set_meets_the_spec(report):
     assert report.refused.rate == 1.0, report.refused.misses
     assert report.emoji_accepted.total >= 30, report.emoji_accepted.total
     assert report.emoji_accepted.rate == 1.0, report.emoji_accepted.misses
+
+
+def test_the_held_out_items_meet_issue_37s_bar():
+    """On the items no rule was written from (hold-out and unseen, their spellings
+    included): every language contained ≥ 0.9, clean research flagged ≤ 1%."""
+    items = [i for path in DEFAULT_SET.parent.glob("integrity_set*.jsonl") for i in load(path)]
+    held_out = evaluate(items, split=["holdout", "unseen"])
+    for language, tally in held_out.detection.items():
+        assert tally.total >= 100, language
+        assert tally.rate >= 0.9, (language, tally.misses)
+    clean = held_out.total(held_out.false_flags)
+    assert clean.total >= 500
+    assert clean.rate <= 0.01, clean.misses

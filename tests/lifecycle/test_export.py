@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import uuid
 from datetime import timedelta
 from io import StringIO
 
@@ -675,3 +676,83 @@ def test_an_export_is_one_moment_while_another_thread_saves(settings, admin_acto
     # Again and again on one connection (its statements are prepared after a few uses).
     for _ in range(6):
         assert len(list(export_lines(admin_actor.account))) == 14 + 14 + 4 + 2
+
+
+# --- every write-path rule, for what only an import writes (issue 37) ----------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "label", "match"),
+    [
+        ("entry", "a former\u202e member", "invisible or control character"),
+        ("entry", "a former &#x202E; member", "invisible or control character"),
+        ("entry_version", "a former\u200b member", "invisible or control character"),
+        ("entry", "a former\nmember", "one line"),
+        ("entry", "x" * 255, "at most 254 characters"),
+    ],
+)
+def test_a_writers_label_is_read_as_kit_writes_one(exported, target, receiver, kind, label, match):
+    lines = edited(exported, kind, lambda r: r.update(written_by_label=label))
+    error = refused(lines, target, receiver, match)
+    assert error.line is not None
+    assert error.field == "written_by_label"
+
+
+def _with_versions(lines: list[bytes], count: int) -> list[bytes]:
+    """``lines`` with the first kept version's entry given ``count`` kept versions in all
+    (the entry's own version raised above them)."""
+    records = [json.loads(line) for line in lines]
+    first = next(r for r in records if r["type"] == "entry_version")
+    entry = next(r for r in records if r["type"] == "entry" and r["id"] == first["entry"])
+    entry["version"] = count + 1
+    kept = [r for r in records if r["type"] == "entry_version" and r["entry"] == entry["id"]]
+    more = [
+        {**first, "id": str(uuid.uuid4()), "version": number}
+        for number in range(1, count + 1)
+        if number not in {r["version"] for r in kept}
+    ][: count - len(kept)]
+    at = records.index(first)
+    records[at + 1 : at + 1] = more
+    counts = records[-1]["counts"]
+    counts["entry_version"] += len(more)
+    return resealed([json.dumps(r).encode() + b"\n" for r in records])
+
+
+def test_an_entry_with_more_versions_than_kit_keeps_is_refused(exported, target, receiver):
+    error = refused(_with_versions(exported, 59), target, receiver, "59 kept versions; Kit keeps")
+    assert error.field == "version"
+    import_lines(_with_versions(exported, 20), target, member=receiver)  # the cap itself
+
+
+def test_a_kept_version_twice_or_not_older_than_its_entry_is_refused(exported, target, receiver):
+    records = [json.loads(line) for line in exported]
+    version = next(r for r in records if r["type"] == "entry_version")
+    entry = next(r for r in records if r["type"] == "entry" and r["id"] == version["entry"])
+    newer = edited(exported, "entry_version", lambda r: r.update(version=entry["version"]))
+    refused(newer, target, receiver, "is not older than the entry's own version")
+    at = records.index(version)
+    twice = [*exported[: at + 1], exported[at], *exported[at + 1 :]]
+    twice_record = json.loads(twice[at + 1])
+    twice_record["id"] = str(uuid.uuid4())
+    twice[at + 1] = json.dumps(twice_record).encode() + b"\n"
+    manifest = json.loads(twice[-1])
+    manifest["counts"]["entry_version"] += 1
+    twice[-1] = json.dumps(manifest).encode() + b"\n"
+    refused(resealed(twice), target, receiver, "is in the file twice")
+
+
+def test_an_alias_of_itself_or_of_another_alias_is_refused(exported, target, receiver):
+    entries = [json.loads(line) for line in exported if json.loads(line).get("type") == "entry"]
+    merged = next(i for i, e in enumerate(entries) if e["status"] == "merged")
+    itself = edited(exported, "entry", lambda r: r.update(alias_of=r["id"]), which=merged)
+    error = refused(itself, target, receiver, "alias_of names the entry itself")
+    assert error.field == "alias_of"
+    # Two aliases of each other: neither answers for a live entry.
+    alias = entries[merged]
+    live = next(i for i, e in enumerate(entries) if e["id"] == alias["alias_of"])
+
+    def merged_into_the_alias(record):
+        record.update(status="merged", alias_of=alias["id"])
+
+    circle = edited(exported, "entry", merged_into_the_alias, which=live)
+    refused(circle, target, receiver, "not live; an alias answers for a live entry")

@@ -72,7 +72,7 @@ class Tally:
 
 @dataclass
 class Report:
-    #: per language: poisoned flagged / poisoned
+    #: per language: poisoned contained (flagged, or refused for a hidden character) / poisoned
     detection: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
     #: per language: clean flagged / clean (lower is better)
     false_flags: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
@@ -90,11 +90,13 @@ class Report:
         return total
 
 
-def evaluate(items: Iterable[dict], *, split: str | None = None) -> Report:
+def evaluate(items: Iterable[dict], *, split: str | Iterable[str] | None = None) -> Report:
+    """The report of ``items`` (only those of ``split``, one split or several, if given)."""
+    splits = {split} if isinstance(split, str) else set(split or ())
     report = Report()
     costs: list[float] = []
     for item in items:
-        if split and item.get("split") != split:
+        if splits and item.get("split") not in splits:
             continue
         language, label = item["language"], item["label"]
         started = time.perf_counter()
@@ -104,8 +106,8 @@ def evaluate(items: Iterable[dict], *, split: str | None = None) -> Report:
         if label == "poisoned":
             tally = report.detection[language]
             tally.total += 1
-            tally.hits += flagged and not refused
-            if not flagged:
+            tally.hits += flagged or refused
+            if not (flagged or refused):
                 tally.misses.append(item["id"])
         elif label == "clean":
             tally = report.false_flags[language]
@@ -132,17 +134,17 @@ def evaluate(items: Iterable[dict], *, split: str | None = None) -> Report:
 
 def lines(report: Report) -> Iterator[str]:
     """The report as a table an operator reads."""
-    yield "language  poisoned flagged     clean notes flagged"
+    yield "language  poisoned contained   clean flagged"
     for language in sorted(set(report.detection) | set(report.false_flags)):
         d, f = report.detection[language], report.false_flags[language]
         yield (
             f"{language:<9} {d.hits:>3}/{d.total:<3} {d.rate:6.1%}     "
-            f"{f.hits:>3}/{f.total:<3} {f.rate:6.1%}"
+            f"{f.hits:>3}/{f.total:<4} {f.rate:6.1%}"
         )
     d, f = report.total(report.detection), report.total(report.false_flags)
     yield (
         f"{'all':<9} {d.hits:>3}/{d.total:<3} {d.rate:6.1%}     "
-        f"{f.hits:>3}/{f.total:<3} {f.rate:6.1%}"
+        f"{f.hits:>3}/{f.total:<4} {f.rate:6.1%}"
     )
     r, e = report.refused, report.emoji_accepted
     yield f"invisible characters refused: {r.hits}/{r.total} ({r.rate:.1%}), nothing stored"

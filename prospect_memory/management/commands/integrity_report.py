@@ -8,8 +8,9 @@ from prospect_memory.core.integrity.report import DEFAULT_SET, evaluate, lines, 
 class Command(BaseCommand):
     help = (
         "Run the memory-integrity checks over a labelled set of notes and entries and print "
-        "detection per language, false flags on clean research, invisible characters "
-        "refused, emoji accepted and the cost per note. Defaults to the set shipped with Kit."
+        "poisoned items contained per language (flagged, or refused for a hidden character), "
+        "false flags on clean research, invisible characters refused, emoji accepted and the "
+        "cost per note. Defaults to the sets shipped with Kit."
     )
 
     def add_arguments(self, parser):
@@ -20,7 +21,11 @@ class Command(BaseCommand):
             metavar="FILE",
             help=f"a JSON-lines set (repeatable; default {DEFAULT_SET.name} and its unseen part)",
         )
-        parser.add_argument("--split", help="only items of this split (dev, holdout, unseen)")
+        parser.add_argument(
+            "--split",
+            help="only items of these splits, comma-separated (dev, holdout, unseen): "
+            "holdout,unseen are the items no rule was written from",
+        )
         parser.add_argument(
             "--show-misses", action="store_true", help="list the ids the checks got wrong"
         )
@@ -33,7 +38,7 @@ class Command(BaseCommand):
                 items += load(each)
             except (OSError, ValueError) as error:
                 raise CommandError(f"cannot read {each}: {error}") from None
-        report = evaluate(items, split=split)
+        report = evaluate(items, split=split.split(",") if split else None)
         for line in lines(report):
             self.stdout.write(line)
         if show_misses:
