@@ -40,6 +40,17 @@ def checks_cost(rounds: int = 5) -> dict:
         "clean notes": [i for i in items if i["label"] == "clean"],
         "poisoned notes": [i for i in items if i["label"] == "poisoned"],
     }
+    spelled = [
+        i
+        for i in load(DEFAULT_SET.with_name("integrity_set_spellings.jsonl"))
+        if i["kind"] == "note"
+    ]
+    groups["clean notes as a page spells them (&amp;, &nbsp;, &#8217;)"] = [
+        i for i in spelled if i["label"] == "clean"
+    ]
+    groups["poisoned notes, spelled to pass (references, accents, look-alikes)"] = [
+        i for i in spelled if i["label"] == "poisoned"
+    ]
     clean_bodies = " ".join(i["body"] for i in groups["clean notes"])
 
     def note(body: str) -> dict:
@@ -47,6 +58,17 @@ def checks_cost(rounds: int = 5) -> dict:
 
     groups["10 KB of research about AI"] = [
         note(clean_bodies.encode()[: 10 * 1024].decode(errors="ignore"))
+    ]
+    # 10 KB with a character reference every few words: decoded three times over.
+    groups["10 KB of research, a reference every ten words"] = [
+        note(
+            " ".join(
+                f"&#x{ord(w[0]):X};{w[1:]}" if n % 10 == 0 and w else w
+                for n, w in enumerate(" ".join(i["body"] for i in groups["clean notes"]).split(" "))
+            )
+            .encode()[: 10 * 1024]
+            .decode(errors="ignore")
+        )
     ]
     groups["10 KB of trigger words ('ai: ia: ')"] = [note(("ai: ia: " * 1500)[: 10 * 1024])]
     # Long runs a pattern could read to their end from every position: the address keeps

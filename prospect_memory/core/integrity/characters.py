@@ -88,8 +88,11 @@ def plainly_visible(text: str) -> bool:
     """The fast answer for most text (0.1-1 us for a note): every character printable (tab
     and line breaks aside), none of the printable invisible ones, no character reference to
     decode."""
-    if "&" in text:
-        return False
+    return "&" not in text and _shows_as_is(text)
+
+
+def _shows_as_is(text: str) -> bool:
+    """No character of ``text`` itself is one that may be refused (references aside)."""
     if not text.isprintable():
         lines = text.replace("\n", "").replace("\r", "").replace("\t", "")
         if not lines.isprintable():
@@ -183,6 +186,8 @@ def _in_emoji(text: str) -> set[int]:
 
 def _refused(text: Decoded) -> list[tuple[int, str]]:
     """The places (in ``text.text``) and characters of what is refused."""
+    if _shows_as_is(text.text):
+        return []  # references that spell visible characters only (most: &amp;, &nbsp;)
     allowed = _in_emoji(text.text)
     return [
         (match.start(), match.group(0))

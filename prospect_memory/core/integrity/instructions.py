@@ -44,6 +44,12 @@ def _cased(rule: rules.Rule) -> bool:
 
 
 @cache
+def _read_as_written() -> frozenset[int]:
+    """The places (in :func:`_compiled`'s list) of the rules that read the text as it is."""
+    return frozenset(i for i, (*_, p) in enumerate(_compiled()[1]) if p.flags & re.IGNORECASE)
+
+
+@cache
 def _caseless(index: int) -> re.Pattern:
     """A rule read case-insensitively, for the rare text whose lower case is longer."""
     return re.compile(_compiled()[1][index][3].pattern, re.MULTILINE | re.IGNORECASE)
@@ -62,6 +68,7 @@ def _rules_of() -> dict[str, tuple[int, ...]]:
 def warm() -> None:
     _compiled()
     _rules_of()
+    _read_as_written()
     _automaton()
 
 
@@ -155,14 +162,14 @@ def instructions(text: str, field: str) -> Iterator[Flag]:
     same_places = len(lowered) == len(text)
     windowed = len(text) > _WINDOWED_ABOVE and same_places
     seen: set[tuple[int, int]] = set()
-    rules_of = _rules_of()
+    rules_of, as_written = _rules_of(), _read_as_written()
     # The rules a trigger present starts, in their order (of a hundred, a few run).
     for rule in sorted({rule for trigger in present for rule in rules_of[trigger]}):
         language, kind, rule_triggers, pattern = compiled[rule]
         if language not in languages:
             continue
         subject = text
-        if not pattern.flags & re.IGNORECASE:
+        if rule not in as_written:
             if same_places:
                 subject = lowered
             else:
