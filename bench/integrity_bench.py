@@ -30,9 +30,10 @@ def _percentile(samples: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))]
 
 
-def checks_cost(rounds: int = 5) -> dict:
+def checks_cost(rounds: int = 5, alone: int = 200) -> dict:
     """Microseconds per item of the write-time checks (the very functions a write calls),
-    by kind of item, from the labelled set to the worst inputs found."""
+    by kind of item, from the labelled set to the worst inputs found: each item of a group
+    ``rounds`` times, a group of one item ``alone`` times."""
     from prospect_memory.core.integrity.report import DEFAULT_SET, item_flags, item_refused, load
 
     items = [i for i in load(DEFAULT_SET) if i["kind"] == "note"]
@@ -90,7 +91,7 @@ def checks_cost(rounds: int = 5) -> dict:
         for item in group:  # warm the compiled patterns
             item_refused(item), item_flags(item)
         samples = []
-        for _ in range(rounds if len(group) > 1 else 200):
+        for _ in range(rounds if len(group) > 1 else alone):
             for item in group:
                 start = time.perf_counter()
                 item_refused(item)
