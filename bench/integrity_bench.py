@@ -71,6 +71,9 @@ def checks_cost(rounds: int = 5, alone: int = 200) -> dict:
             .decode(errors="ignore")
         )
     ]
+    # Runs of joined AI words, which once made a rule try every split of the run.
+    run = ("ia-ai-ki-" * 400)[:1200]
+    groups["2.4 KB: two runs of joined AI words ('ia-ai-ki-')"] = [note(run + " " + run)]
     groups["10 KB of trigger words ('ai: ia: ')"] = [note(("ai: ia: " * 1500)[: 10 * 1024])]
     # Long runs a pattern could read to their end from every position: the address keeps
     # the sending rules on, "İ" (longer in lower case) keeps the text from being windowed.

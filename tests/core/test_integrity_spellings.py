@@ -116,3 +116,34 @@ def test_clean_research_in_accented_languages_is_not_flagged():
         "Asystent AI firmy Acme pomija instrukcje w języku angielskim, piszą na blogu.",
     ]:
         assert integrity.scan_text(text, "body") == [], text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "49 EUR&#x1B;[8mhidden&#x1B;[0m",  # a terminal escape, as a reference
+        "&#1;&#2;&#x1F; &#x7F;",  # controls Python's html.unescape drops, a browser keeps
+        "&#xFDD0; &#xFFFF; &#x10FFFF;",  # noncharacters
+        "&#x" + "0" * 5000 + "202E;",  # padded past what int() reads
+    ],
+)
+def test_references_a_browser_reads_as_controls_are_refused(text):
+    assert integrity.invisible_characters(text)
+    assert integrity.readable(text) != text
+
+
+def test_references_past_the_last_code_point_are_a_visible_sign():
+    assert integrity.invisible_characters("&#" + "9" * 6000 + ";") == []
+    assert integrity.readable("x&#0;y") == "x&#0;y"  # U+FFFD to a browser: nothing hidden
+
+
+@pytest.mark.timeout(60)
+def test_runs_of_joined_ai_words_do_not_make_the_check_backtrack():
+    """Attacker round four: "ia-ai-ki-" runs made the rules that read a qualified AI
+    ("hiring-ai bot") try every split of the run: 42 s for a 2.4 KB note, 197 s for an entry
+    of three 1.8 KB strings. Read once per run now, they take milliseconds (bench:
+    bench/integrity_bench.py); the timeout only catches a return of the backtracking."""
+    run = ("ia-ai-ki-" * 400)[:1200]
+    assert integrity.scan_text(run + " " + run, "body") == []
+    long_run = ("ia-ai-ki-" * 400)[:1790]
+    assert integrity.scan([(f"value[{i}]", long_run) for i in range(3)]) == []

@@ -119,6 +119,26 @@ class Decoded:
     spelled: dict[int, str] | None = None
 
 
+def _reference(reference: str) -> str:
+    """What a browser reads a character reference as (HTML5's rules): a number is its code
+    point, a control character or a noncharacter too (Python's ``html.unescape`` drops
+    those, a browser does not), but 0x80-0x9F as windows-1252 reads them, and zero, a
+    surrogate or past the last code point U+FFFD; a name as ``html.unescape`` reads it."""
+    if not reference.startswith("&#"):
+        return html.unescape(reference)
+    digits = reference[2:].rstrip(";")
+    base, digits = (16, digits[1:]) if digits[:1] in "xX" else (10, digits)
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > 8:  # past the last code point in any base (and int() of 5,000 digits fails)
+        return "\ufffd"
+    code = int(digits, base)
+    if code == 0 or 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+        return "\ufffd"
+    if 0x80 <= code <= 0x9F:
+        return bytes([code]).decode("cp1252", errors="ignore") or chr(code)
+    return chr(code)
+
+
 def decoded(text: str, *, addresses: bool = False) -> Decoded:
     """``text`` with its character references decoded once, as a browser decodes them in
     text (``addresses``: in a link's address)."""
@@ -130,7 +150,7 @@ def decoded(text: str, *, addresses: bool = False) -> Decoded:
     done = length = 0
     for match in (_REFERENCE_IN_ADDRESS if addresses else _REFERENCE).finditer(text):
         reference = match.group(0)
-        value = html.unescape(reference)
+        value = _reference(reference)
         if value == reference:
             continue
         start = match.start()
@@ -166,7 +186,8 @@ class Invisible:
         kind = {"Cc": "control character", "Cn": "unassigned", "Co": "private use"}.get(
             unicodedata2.category(self.char), "invisible character"
         )
-        written = f" written as {self.entity}" if self.entity else ""
+        entity = self.entity if len(self.entity) <= 16 else self.entity[:15] + "…"
+        written = f" written as {entity}" if entity else ""
         return f"U+{code:04X} {name or kind}{written}"
 
 
