@@ -45,7 +45,10 @@ def written_flags(
     Text the entry already had keeps its flags as they were (cleared ones stay cleared, so
     an agent's clean append never re-flags what a person reviewed); new text is flagged
     when an agent writes it. A person's own new text is their decision and is not flagged.
-    """
+
+    What the write brings is what the check finds now and did not find in the entry as it
+    was: an order begun in one string (an item, the key, a source id) and finished in
+    another the write adds is the write's, wherever it starts."""
     carried_over = current.flags if current else []
     if not found and not carried_over:
         return [], []  # nothing flagged before or now (most writes): nothing to compare
@@ -62,9 +65,19 @@ def written_flags(
             return current is not None and old_source.get(name) == new_source.get(name)
         return flag.field in before and before[flag.field] == after.get(flag.field)
 
-    new = [f for f in found if not unchanged(f)]
+    found_before = set()
+    if current is not None and found:
+        old = entry_flags(current.key, current.value, Source(**old_source))
+        found_before = {_same_finding(flag) for flag in old}
+    new = [f for f in found if _same_finding(f) not in found_before]
     carried = [f for f in carried_over if unchanged(f)]
     return carried + (new if is_agent(actor) else []), new
+
+
+def _same_finding(flag: Flag) -> tuple:
+    """A flag as one finding: its kind, its span and the text it matched (which reaches
+    into the strings after its own when an order runs on)."""
+    return (flag.kind, flag.field, flag.start, flag.end, flag.text)
 
 
 def source_ids(entry: Entry) -> dict[str, str]:

@@ -31,7 +31,13 @@ from prospect_memory.business import at_once, promotion
 from prospect_memory.business.access import WRITABLE_LAYERS, Place, require_layer_writer
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.embeddings import ENTRIES
-from prospect_memory.business.integrity import hold_flagged, is_agent, would_hold, written_flags
+from prospect_memory.business.integrity import (
+    hold_flagged,
+    is_agent,
+    source_ids,
+    would_hold,
+    written_flags,
+)
 from prospect_memory.business.models import (
     Category,
     Entry,
@@ -78,7 +84,7 @@ from prospect_memory.business.visibility import is_expired
 from prospect_memory.core import pipeline
 from prospect_memory.core.budget import Embedded, embed_within_budget
 from prospect_memory.core.embeddings import get_provider
-from prospect_memory.core.integrity import Flag
+from prospect_memory.core.integrity import SOURCE_IDS, Flag
 from prospect_memory.core.models import UsageEvent
 
 logger = logging.getLogger(__name__)
@@ -182,6 +188,9 @@ def _compose(write: _Write, place: Place, key: str, current: Entry | None, now) 
     flags, new = written_flags(actor, current, key, stored, write.source, scanned)
     was = embedding_text_of(current)
     was_indexed = current is not None and promotion.qualifies(current)
+    same_text = current is not None and current.value_json == text and current.key == key
+    if same_text and write.source is not None:
+        same_text = source_ids(current) == {n: getattr(write.source, n) for n in SOURCE_IDS}
     kept = None
     if current is None:
         confidence = write.confidence
@@ -212,7 +221,9 @@ def _compose(write: _Write, place: Place, key: str, current: Entry | None, now) 
     entry.set_flags(flags, now)
     if not is_agent(actor):
         entry.integrity_reviewed_at = now  # a person wrote it: their decision
-    elif new:
+    elif new or not same_text:
+        # A person's review covered the text they read: an agent's text is not reviewed
+        # (a later scan, a restore of this version, check it again).
         entry.integrity_reviewed_at = None
     set_value(entry, text, embedding_input(key, entry.category, stored), was, write.embedded)
     event = event_on(actor, EntryEvent.Action.STORE, entry)

@@ -112,9 +112,12 @@ def value_texts(value, path: str = "value") -> Iterator[tuple[str, str]]:
 
 
 def _words_of(identifier: str) -> str:
-    """A key or an address path as the words it spells (``note_to_ai:always-cc`` ->
-    ``note to ai always cc``)."""
-    return " ".join(re.split(r"[\W_]+", unquote(identifier))).strip()
+    """A key, an id or an address path as the words it spells, each part a clause of its
+    own (``playbook:send-the-icp`` -> ``playbook. send the icp``): a namespace or a path
+    segment reads as a heading, so an order after it starts its sentence."""
+    parts = re.split(r"[:/]+", unquote(identifier))
+    clauses = (" ".join(re.split(r"[\W_]+", part)).strip() for part in parts)
+    return ". ".join(clause for clause in clauses if clause)
 
 
 #: A business memory source's caller-given ids (``source.pipeline_id`` ...).
@@ -144,5 +147,21 @@ def entry_flags(*, key: str, value, source: dict[str, str]) -> list[Flag]:
     """What the check finds in an entry about to be stored: every string of its value, its
     key read as words, and its source's ids."""
     parts = [("key", _words_of(key)), *value_texts(value)]
-    parts += [(f"source.{name}", source.get(name) or "") for name in SOURCE_IDS]
-    return scan(parts)
+    # A source's ids are read as they are, and as the words they spell (an id is written
+    # ``ignore_all_previous-instructions`` as easily as a key); a flag marks the whole id
+    # (or key).
+    ids = {"key": key, **{f"source.{name}": source.get(name) or "" for name in SOURCE_IDS}}
+    for field, text in list(ids.items())[1:]:
+        parts.append((field, text))
+        if _words_of(text) != text:
+            parts.append((field, _words_of(text)))
+    flags, seen = [], set()
+    for flag in scan(parts):
+        if flag.field in ids:
+            text = ids[flag.field]
+            flag = replace(flag, start=0, end=len(text), text=quote(text))
+            if (flag.kind, flag.field) in seen:
+                continue
+            seen.add((flag.kind, flag.field))
+        flags.append(flag)
+    return flags
