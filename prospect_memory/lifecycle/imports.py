@@ -139,6 +139,11 @@ class _Importer:
         #: and the live entries of each layer (capacity).
         self._layers: dict[str, str] = {}
         self._statuses: dict[str, str] = {}
+        self._keys: dict[str, str] = {}
+        #: Each note's company by its id in the file, and the notes each record names
+        #: that must be of its company: (record's line, its company, the notes).
+        self._companies: dict[str, str] = {}
+        self._same_company: list[tuple[int, str, str, list[str]]] = []
         self._aliases: list[tuple[str, str, str, int]] = []
         #: Each entry's version by its id in the file, and its kept versions' numbers
         #: with the line of each.
@@ -221,6 +226,11 @@ class _Importer:
             cleaned = clean_note_input(**given)
         except KitError as error:
             raise fields.refuse(error.message) from None
+        old_id, domain = fields.ref("id"), fields.text("domain")
+        self._companies[old_id] = domain
+        replaced_by = fields.ref("superseded_by", null=True)
+        if replaced_by is not None:
+            self._same_company.append((fields.number, domain, "superseded_by", [replaced_by]))
         note = Note(
             id=self._define("note", fields),
             account_id=self.account.pk,
@@ -245,6 +255,14 @@ class _Importer:
         return note
 
     def _compaction(self, fields: Fields) -> Compaction:
+        domain = fields.text("domain")
+        merged = fields.ref("merged_note", null=True)
+        self._same_company.append(
+            (fields.number, domain, "merged_note", [merged] if merged else [])
+        )
+        self._same_company.append(
+            (fields.number, domain, "replaced_notes", fields.refs("replaced_notes"))
+        )
         return Compaction(
             id=self._define("compaction", fields),
             account_id=self.account.pk,
@@ -295,6 +313,7 @@ class _Importer:
             kept_apart=fields.boolean("kept_apart"),
         )
         self._statuses[old_id] = entry.status
+        self._keys[old_id] = entry.key
         self._versions_of[old_id] = entry.version
         problems = FieldProblems()
         if clean_key(entry.key, problems) != entry.key:
@@ -356,7 +375,8 @@ class _Importer:
         row.written_by_id = self._seat(fields, "written_by")
         label_length = type(row)._meta.get_field("written_by_label").max_length
         row.written_by_label = fields.label("written_by_label", max_length=label_length)
-        key = row.key if isinstance(row, Entry) else ""
+        # A kept version is read with its entry's key, as a restore of it would be.
+        key = row.key if isinstance(row, Entry) else self._keys.get(fields.ref("entry"), "")
         _checked_again(row, entry_flags(key, value, cleaned), fields)
 
     def _shelf(self, layer: str, owner: int | None) -> None:
@@ -415,6 +435,7 @@ class _Importer:
                     field="alias_of",
                 )
         self._check_versions()
+        self._check_companies()
         dossiers = list(self._dossiers.values())
         for dossier in dossiers:
             dossier.active_note_count = self._active[dossier.domain]
@@ -424,6 +445,20 @@ class _Importer:
             ["active_note_count", "created_at", "updated_at"],
             batch_size=lifecycle_settings.EXPORT_BATCH_ROWS,
         )
+
+    def _check_companies(self) -> None:
+        """Refuse a note replaced by another company's note, and a compaction of notes of
+        another company than its own: a restore would move notes between dossiers."""
+        for line, domain, field, notes in self._same_company:
+            for note in notes:
+                other = self._companies.get(note)
+                if other is not None and other != domain:
+                    raise ImportRefused(
+                        f"{field} names note {note} of {other}; a record of {domain} names "
+                        f"notes of {domain} only.",
+                        line=line,
+                        field=field,
+                    )
 
     def _check_versions(self) -> None:
         """Refuse an entry with more kept versions than Kit keeps, or a kept version that

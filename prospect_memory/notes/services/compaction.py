@@ -172,7 +172,9 @@ def compaction_restore(*, actor: Actor, compaction_id: object) -> RestoreResult:
         if compaction.restored_at is not None:
             raise refuse("already_restored", "This compaction has already been restored.")
         merged = (
-            Note.objects.filter(account=actor.account, pk=compaction.merged_note_id).first()
+            Note.objects.filter(
+                account=actor.account, dossier=dossier, pk=compaction.merged_note_id
+            ).first()
             if compaction.merged_note_id
             else None
         )
@@ -191,6 +193,7 @@ def compaction_restore(*, actor: Actor, compaction_id: object) -> RestoreResult:
         archived = list(
             Note.objects.filter(
                 account=actor.account,
+                dossier=dossier,  # the dossier counted and capped below, whatever a row says
                 id__in=compaction.replaced_note_ids,
                 superseded_by=merged,
                 status=Note.Status.ARCHIVED,
