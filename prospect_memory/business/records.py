@@ -11,6 +11,7 @@ from functools import cached_property
 
 from django.utils import timezone
 
+from outreach.characters import cut
 from prospect_memory.business.models import Entry
 from prospect_memory.core.integrity import Flag, readable, readable_json
 
@@ -104,7 +105,7 @@ class EntryView:
     def preview(self) -> str:
         """The start of the value's compact JSON, for a list."""
         text = self.value_json
-        return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+        return cut(text, PREVIEW_CHARS)
 
     @classmethod
     def of(cls, entry: Entry) -> EntryView:

@@ -27,6 +27,7 @@ from functools import lru_cache
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from outreach.characters import readable
 from prospect_memory.core.conf import core_settings
 
 FORMAT_VERSION = 1
@@ -146,13 +147,23 @@ def seal(
 
 
 def unseal(
-    token: bytes | None, *, table: str, account_id: object, row_id: object, field: str, ring=None
+    token: bytes | None,
+    *,
+    table: str,
+    account_id: object,
+    row_id: object,
+    field: str,
+    ring=None,
+    as_stored: bool = False,
 ) -> str:
-    """Decrypt a stored ciphertext of one field (``""`` for none)."""
+    """Decrypt a stored ciphertext of one field (``""`` for none), as every reader receives
+    stored text: a character the write path refuses, kept from before the check, is a
+    visible U+FFFD (``as_stored``: the text as it was written, for re-encryption)."""
     if not token:
         return ""
     context = binding(table=table, account_id=account_id, row_id=row_id, field=field)
-    return (ring or keyring()).decrypt(token, context=context)
+    text = (ring or keyring()).decrypt(token, context=context)
+    return text if as_stored else readable(text)
 
 
 def _bound(instance) -> tuple:
@@ -213,6 +224,10 @@ class SealedField:
         text = unseal(token, **self._where(instance))
         instance.__dict__[self._known] = (token, _bound(instance), text)
         return text
+
+    def stored_text(self, instance) -> str:
+        """The text as it was written (for re-encryption), not as readers receive it."""
+        return unseal(getattr(instance, self.column), as_stored=True, **self._where(instance))
 
     def __set__(self, instance, value: str) -> None:
         if not value and instance._meta.get_field(self.column).null:

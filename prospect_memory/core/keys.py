@@ -62,7 +62,7 @@ def rows_reseal(model: type, fields: list[SealedField], *, batch_size: int = 500
                 if all(field.is_current(row, ring) for field in fields):
                     continue
                 for field in fields:
-                    setattr(row, field.name, getattr(row, field.name))
+                    setattr(row, field.name, field.stored_text(row))
                 row.save(update_fields=columns)
                 changed += 1
             last_pk = batch[-1].pk

@@ -11,6 +11,7 @@ PAYLOAD_MAX_BYTES. It writes nothing: the operation counts a use of each entry s
 from __future__ import annotations
 
 from outreach.access import Actor
+from outreach.characters import cut
 from outreach.selectors import relationship_from_row, relationship_query
 from outreach.sql import run
 from outreach.validation import FieldProblems
@@ -93,7 +94,7 @@ def knowledge_search(
 def _excerpt(text: str) -> str:
     most = knowledge_settings.EXCERPT_CHARS
     text = " ".join(text.split())
-    return text if len(text) <= most else text[: most - 1] + "…"
+    return cut(text, most)
 
 
 def _note_hit(note: NoteView, distance: float) -> Hit:

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 from django.db.models import Q
 from django.utils import timezone
 
+from outreach.characters import cut
 from outreach.models import Reply
 from outreach.selectors import Relationship
 from outreach.validation import FieldError, FieldProblems
@@ -59,7 +60,8 @@ def clean_title(title: object) -> str:
     if not isinstance(title, str):
         raise FieldError("title", "title must be a string (or left out)")
     _refuse_invisible(title, "title")
-    return " ".join(title.split())[: notes_settings.TITLE_MAX_CHARS].strip()
+    # Cut between two characters a reader sees (an emoji kept whole or left out).
+    return cut(" ".join(title.split()), notes_settings.TITLE_MAX_CHARS, mark="").strip()
 
 
 def _refuse_invisible(text: str, field: str) -> None:

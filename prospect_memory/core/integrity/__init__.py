@@ -28,8 +28,8 @@ Everything here is pure: no database, no settings.
 
 from __future__ import annotations
 
-from prospect_memory.core.integrity import characters, instructions
-from prospect_memory.core.integrity.characters import (
+from outreach import characters
+from outreach.characters import (
     ZWJ,
     Invisible,
     invisible_characters,
@@ -38,6 +38,7 @@ from prospect_memory.core.integrity.characters import (
     readable_json,
     readable_value,
 )
+from prospect_memory.core.integrity import instructions
 from prospect_memory.core.integrity.flags import (
     DATA_LINK,
     FLAGGED_WARNING,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from prospect_memory.core.integrity.characters import readable
+from outreach.characters import cut, readable
 
 INSTRUCTION, HIDDEN_MARKUP, DATA_LINK = "instruction", "hidden_markup", "data_link"
 
@@ -79,7 +79,7 @@ def loads(text: str) -> list[Flag]:
 def quote(matched: str) -> str:
     """Matched text as an answer quotes it: on one line, at most QUOTE_CHARS."""
     matched = " ".join(matched.split())
-    return matched if len(matched) <= QUOTE_CHARS else matched[: QUOTE_CHARS - 1] + "…"
+    return cut(matched, QUOTE_CHARS)
 
 
 #: What an answer says next to a flagged item.

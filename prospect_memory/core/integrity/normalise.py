@@ -28,8 +28,8 @@ from functools import cache
 
 import unicodedata2
 
+from outreach.characters import decoded, is_refused
 from outreach.text import latin_lookalike
-from prospect_memory.core.integrity.characters import decoded, is_refused
 
 #: Cyrillic and Greek letters that pass for Latin ones in a word (Unicode's confusables
 #: map the I-shaped ones to "l", which would hide "Ignore").

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from urllib.parse import unquote, urlsplit
 
-from prospect_memory.core.integrity.characters import decoded
+from outreach.characters import decoded
 from prospect_memory.core.integrity.flags import MAX_FLAGS, Flag, quote
 from prospect_memory.core.integrity.instructions import instructions
 from prospect_memory.core.integrity.links import data_links, url_flags

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from outreach.access import Actor, require_module_admin
 from prospect_memory.core.budget import embed_within_budget
-from prospect_memory.core.integrity import MAX_FLAGS, url_flags
+from prospect_memory.core.integrity import MAX_FLAGS
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.domains import resolve_domain
 from prospect_memory.notes.errors import (
@@ -106,12 +106,9 @@ def dossier_compact(
             for url in note.source_urls:
                 urls.setdefault(normalise_url(url), url)
         sources = list(urls.values())
-        source_flags = [
-            flag
-            for index, url in enumerate(sources)
-            for flag in url_flags(url, f"source_urls[{index}]")
-            if agent
-        ]
+        # The sources come from the replaced notes, whoever merges them: their flags (an
+        # order spelled in a path, data in a query) come along, checked again here.
+        source_flags = note_flags(title="", body="", source_urls=sources)
         merged = new_note(
             actor,
             dossier,

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from outreach import sql
 from outreach.access import Actor, require_module_admin
+from outreach.characters import cut
 from outreach.sql import run, take_slot
 from prospect_memory.core import metering
 from prospect_memory.core.budget import Embedded, embed_within_budget
@@ -129,7 +130,7 @@ def _overlap(
                     "id": str(row.id),
                     "title": row.title,
                     "distance": round(distance, 4),
-                    "excerpt": body[:excerpt] + ("…" if len(body) > excerpt else ""),
+                    "excerpt": cut(body, excerpt + 1),
                     **flagged,
                 }
             )

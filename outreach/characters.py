@@ -1,4 +1,5 @@
-"""Characters that do not show (SPEC 15.1): refused at write, never shown to a reader.
+"""Characters that do not show (SPEC 15.1): refused at write, never shown to a reader, in
+a memory's text and in every name a client gives itself.
 
 Refused, by Unicode's own properties (read through the ``regex`` module's tables, newer
 than this Python's): control characters (but tab and line breaks), format characters
@@ -304,3 +305,20 @@ def readable_json(text: str) -> str:
     if shown == value:
         return text
     return json.dumps(shown, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def cut(text: str, most: int, *, mark: str = "…") -> str:
+    """``text`` cut to at most ``most`` characters, ``mark`` included when it is cut, between
+    two user-perceived characters (grapheme clusters): an emoji sequence is kept whole or
+    left out, never cut into joiners and tags a reader would be handed bare."""
+    if len(text) <= most:
+        return text
+    room, end = most - len(mark), 0
+    for cluster in _CLUSTER.finditer(text, 0, most + 64):  # a cluster is a few characters
+        if cluster.end() > room:
+            break
+        end = cluster.end()
+    return text[:end] + mark
+
+
+_CLUSTER = regex.compile(r"\X")
