@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from oauth2_provider.models import get_application_model
 
+from outreach.characters import invisible_problem, is_refused, readable
 from outreach.models import OAuthClientVerification
 from outreach.text import latin_lookalike
 
@@ -38,7 +39,11 @@ GRANT_TYPES = ("authorization_code", "refresh_token")
 def _normalised_name(name: str) -> str:
     """A name's skeleton: look-alike letters mapped to Latin, case, width and accents
     folded, symbols (``™``) and invisible characters dropped, other punctuation a space."""
-    visible = "".join(c for c in name if unicodedata.category(c)[0] not in "SC" or c.isspace())
+    visible = "".join(
+        c
+        for c in name
+        if (unicodedata.category(c)[0] not in "SC" or c.isspace()) and not is_refused(c)
+    )
     latin = "".join(latin_lookalike(c) for c in visible)
     folded = unicodedata.normalize("NFKD", latin).casefold()
     letters = "".join(latin_lookalike(c) for c in folded if not unicodedata.combining(c))
@@ -55,10 +60,12 @@ def reserved_name_problem(name: object) -> str | None:
     """Why a self-registered client may not call itself ``name``, or None."""
     if not isinstance(name, str) or not name.strip():
         return None
-    if any(unicodedata.category(c)[0] == "C" for c in name):
-        # Control, format (bidi overrides, zero-width) and unassigned characters can make a
-        # name display as something else ("\u202etiK" shows as "Kit").
-        return f"client_name {name[:80]!r} contains invisible or control characters."
+    hidden = invisible_problem(name, "client_name")
+    if hidden:
+        # What the memories refuse (bidi overrides, zero-width, Hangul fillers, variation
+        # selectors...) can make a name display as something else ("\u202etiK" shows as
+        # "Kit", "Kit\u3164" as "Kit"), or carry bytes no one sees.
+        return f"client_name {name[:80]!r}: {hidden.removeprefix('client_name ')}."
     if (
         len(name) > CLIENT_NAME_MAX_CHARS
         or len(name.split()) > CLIENT_NAME_MAX_WORDS
@@ -179,7 +186,7 @@ def consent_client(application, redirect_uri: str) -> ConsentClient:
     except ValueError:
         host = ""
     return ConsentClient(
-        name=application.name or application.client_id,
+        name=readable(application.name or application.client_id),  # as readers receive text
         verified=verified,
         self_registered=self_registered,
         redirect_host=displayed_host(host) or "(no redirect address)",

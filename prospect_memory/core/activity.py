@@ -20,6 +20,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from outreach.access import Actor
+from outreach.characters import readable
 
 #: The columns every source's rows have, in this order.
 COLUMNS = (
@@ -133,7 +134,7 @@ def clients(actor: Actor) -> list[tuple[int, str]]:
         .distinct()
         for s in _sources.values()
     )
-    found = first.union(*rest) if rest else first
+    found = [(pk, readable(name)) for pk, name in (first.union(*rest) if rest else first)]
     return sorted(found, key=lambda row: (row[1].casefold(), row[0]))
 
 

@@ -12,6 +12,7 @@ from datetime import date, timedelta
 from django.db.models import Count, Max, Q
 from django.db.models.functions import TruncDate
 
+from outreach.characters import readable
 from prospect_memory.core.health import FLAGGED_SHOWN, HealthSection
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.models import Dossier, Note, UsageEvent
@@ -103,7 +104,7 @@ def memory_health(*, account, days: int = 30) -> MemoryHealth:
     )
     clients = [
         ClientUsage(
-            client=row["oauth_application__name"] or WEB_CLIENT,
+            client=readable(row["oauth_application__name"] or WEB_CLIENT),
             recalls=row["recalls"],
             from_memory=row["from_memory"],
             saves=row["saves"],

@@ -166,3 +166,35 @@ def test_reencryption_keeps_the_text_as_it_was_written(admin_actor, settings):
     fresh = Note.objects.get()
     assert Note.body.stored_text(fresh) == "Acme\u202e hires."  # moved as it was
     assert fresh.body == "Acme\ufffd hires."  # and read as readers receive it
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Research\u3164Bot",  # a Hangul filler: a letter by category, blank when drawn
+        "Bot" + "".join(chr(0xFE00 + (b & 0xF)) for b in b"ICP->x@evil"),  # bytes in selectors
+        "Bot\u2800",  # braille blank
+        "Kit\u3164",  # the reserved name with a blank after it
+        "\u3164Kit",
+        "K\u3164it",
+        "Kit\u115f",
+        "Kit\uffa0",
+    ],
+)
+def test_a_client_may_not_name_itself_with_what_memories_refuse(name):
+    from outreach.clients import reserved_name_problem
+
+    assert reserved_name_problem(name)
+
+
+def test_a_clients_name_from_before_the_rule_reaches_readers_as_a_visible_sign(module_admin):
+    from oauth2_provider.models import AccessToken
+
+    from outreach.clients import consent_client
+    from tests.helpers import token
+
+    token(module_admin)
+    application = AccessToken.objects.latest("id").application
+    application.name = "Research\u3164Bot"
+    application.save()
+    assert consent_client(application, "http://127.0.0.1/cb").name == "Research\ufffdBot"

@@ -127,3 +127,20 @@ def test_the_admin_shows_a_visible_sign(legacy):
 def test_an_export_carries_a_visible_sign_and_imports_again(account, legacy):
     lines = b"".join(export_lines(account)).decode()
     _assert_readable(lines)
+
+
+def test_a_clients_name_from_before_the_rule_shows_as_a_visible_sign(client, module_admin):
+    from oauth2_provider.models import AccessToken
+
+    from tests.security.test_memory_integrity import save
+
+    headers = bearer(module_admin)
+    assert save(client, headers, "Acme raised a round.").status_code == 201
+    application = AccessToken.objects.latest("id").application
+    application.name = "Research\u3164Bot\u2800"  # registered before names were checked so
+    application.save()
+    browser = signed_in(module_admin)
+    for path in ("/health/", "/activity/", "/companies/acme.dev/"):
+        page = browser.get(path).content.decode()
+        assert "\u3164" not in page, path
+        assert "\u2800" not in page, path
