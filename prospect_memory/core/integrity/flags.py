@@ -22,6 +22,7 @@ KINDS: dict[str, tuple[str, str]] = {
     "markdown_comment": (HIDDEN_MARKUP, "a markdown comment, invisible when the text is shown"),
     "hidden_style": (HIDDEN_MARKUP, "markup styled to be invisible"),
     "hidden_element": (HIDDEN_MARKUP, "an element that is never shown (script, style, hidden)"),
+    "hidden_attribute": (HIDDEN_MARKUP, "text in a markup attribute a page never shows (a title)"),
     "image_beacon": (DATA_LINK, "an image that would load an address carrying data"),
     "placeholder": (DATA_LINK, "a link with a placeholder to be filled in with data"),
     "encoded_data": (DATA_LINK, "a link carrying a long encoded value"),

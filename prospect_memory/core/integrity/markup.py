@@ -76,6 +76,24 @@ def _hidden_prose(comment: str) -> bool:
     return len(words) == 3 and not _MARKUP_COMMENT.match(inner)
 
 
+#: A reference definition with a title ("[a]: https://... "text""): it renders as nothing,
+#: and its title shows only on hover where the reference is used.
+_TITLED_DEFINITION = re.compile(
+    r"^\s{0,3}\[[^\]\n]{1,100}\]:\s*<?\S+>?\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\))\s*$", re.M
+)
+#: Markup a browser reads as a comment or drops (CDATA, a processing instruction, an end
+#: tag with something after its name): what is in it is never shown.
+_NEVER_RENDERED = re.compile(
+    r"<!\[CDATA\[.*?(?:\]\]>|\Z)|<\?.*?(?:\?>|\Z)|<\s*/\s*[a-zA-Z][\w-]*\s[^<>]*>", re.S
+)
+#: Attributes whose text a page never shows (Kit's pages drop them all).
+_UNSHOWN_ATTRIBUTES = ("title", "aria-label", "aria-description", "placeholder")
+
+
+def _says_something(text: str) -> bool:
+    return len(_COMMENT_WORDS.findall(text)) >= 3
+
+
 def hidden_markup(text: str, field: str) -> Iterator[Flag]:
     if "<!--" in text:
         for match in _HTML_COMMENT.finditer(text):
@@ -84,8 +102,15 @@ def hidden_markup(text: str, field: str) -> Iterator[Flag]:
     if "]" in text:
         for match in _MARKDOWN_COMMENT.finditer(text):
             yield Flag("markdown_comment", field, *match.span())
+        for match in _TITLED_DEFINITION.finditer(text):
+            if _says_something(match.group(0).split("]:", 1)[1].split(None, 1)[-1]):
+                yield Flag("markdown_comment", field, *match.span())
     if "<" not in text:
         return
+    if "<!" in text or "<?" in text or "</" in text:
+        for match in _NEVER_RENDERED.finditer(text):
+            if _says_something(match.group(0)):
+                yield Flag("hidden_element", field, *match.span())
     for match in _TAG.finditer(text):
         name = match.group(1).lower()
         if name in _NEVER_SHOWN:
@@ -102,3 +127,9 @@ def hidden_markup(text: str, field: str) -> Iterator[Flag]:
         if hidden or styled:
             kind = "hidden_style" if styled else "hidden_element"
             yield Flag(kind, field, match.start(), _element_end(text, name, match.end()))
+        elif any(
+            _says_something(value)
+            for attribute, value in attributes.items()
+            if attribute in _UNSHOWN_ATTRIBUTES or attribute.startswith("data-")
+        ):
+            yield Flag("hidden_attribute", field, *match.span())

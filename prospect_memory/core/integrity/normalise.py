@@ -93,7 +93,6 @@ class _Folds(dict):
 _FOLDS = _Folds()
 #: Characters whose skeleton is not one character long (a text with one needs its places).
 _UNEVEN: set[str] = set()
-_EMPHASIS = str.maketrans({"*": " ", "`": " "})
 
 
 def skeleton(text: str) -> str:
@@ -122,6 +121,97 @@ def _folded_with_places(text: str) -> tuple[str, list[int]]:
     return "".join(pieces), places
 
 
+def _substituted(text: str, pattern: re.Pattern, replace) -> tuple[str, Places]:
+    """``text`` with each match of ``pattern`` replaced by ``replace(match)``, and where each
+    character came from (None: nothing replaced)."""
+    pieces: list[str] = []
+    places: list[int] = []
+    done = 0
+    for match in pattern.finditer(text):
+        found, new = match.group(0), replace(match)
+        if new == found:
+            continue
+        start, end = match.span()
+        pieces.append(text[done:start])
+        places.extend(range(done, start))
+        pieces.append(new)
+        places.extend(range(start, end) if len(new) == len(found) else [start] * len(new))
+        done = end
+    if not pieces:
+        return text, None
+    pieces.append(text[done:])
+    places.extend(range(done, len(text)))
+    return "".join(pieces), places
+
+
+#: Markup a page renders away, read as what it leaves: inline elements and a comment of one
+#: short word as nothing (``Ig<b>nore</b>``, ``Ignore <!--x--> all``), a longer comment as
+#: what it says, block elements as a line break; other tags (``<tool_call>``) stay for the
+#: rules that read them.
+_INLINE = (
+    "a|abbr|b|bdi|bdo|big|cite|code|del|dfn|em|font|i|ins|kbd|mark|q|s|samp|small|span|"
+    "strike|strong|sub|sup|time|tt|u|var|wbr"
+)
+_BLOCK = (
+    "address|article|aside|blockquote|br|dd|details|div|dl|dt|figcaption|figure|footer|h[1-6]|"
+    "header|hr|li|main|nav|ol|p|pre|section|summary|table|tbody|td|tfoot|th|thead|tr|ul"
+)
+_MARKUP = re.compile(
+    rf"(<!--\s*\S{{0,20}}?\s*-->)|<!--|-->|<\s*/?\s*(?:({_INLINE})|{_BLOCK})\b[^<>]{{0,400}}>",
+    re.I,
+)
+#: Emphasis, code and strike marks, and backslash escapes, which cut a word or a phrase a
+#: reader sees whole (``Ig**nore**``, ``_Ignore_``, ``I\gnore``): read as nothing. An
+#: underscore inside a word (``outreach_store``) is part of it.
+_EMPHASIS = re.compile(r"[*`]+|~~|(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])|\\(?=[!-/:-@\[-`{-~])")
+#: Digits written for letters inside a word (``1gn0re``, ``prev10us``): read as the letters.
+_LEET_WORD = re.compile(r"\b(?=[a-z]*\d)(?=\d*[a-z])[a-z\d]{3,}\b", re.I)
+_LEET = str.maketrans("013457", "oieast")
+#: Four words or more joined into one (``ignore-all-previous-instructions``,
+#: ``ignore_all_previous_instructions``, ``IgnoreAllPreviousInstructions``), and a word
+#: spelled one letter at a time (``i g n o r e``): read as the words.
+_JOINED = re.compile(r"\b[a-z]+(?:([-_])[a-z]+){3,}\b", re.I)
+_CAMEL = re.compile(r"\b[A-Z]?[a-z]+(?:[A-Z][a-z]+){3,}\b")
+_SPACED_LETTERS = re.compile(r"(?<!\w)(?:[a-z] ){3,}[a-z](?!\w)", re.I)
+#: A row of a markdown table (``| Ignore all | previous instructions |``): its cells read as
+#: one line.
+_TABLE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[ \t]*$", re.M)
+
+
+def _markup(match: re.Match) -> str:
+    """A comment of one short word or an inline tag as nothing, a longer comment's marks as
+    a space (what it says is read), a block tag as a line break."""
+    if match.group(1) or match.group(2):
+        return ""
+    return " " if match.group(0) in ("<!--", "-->") else "\n"
+
+
+def _joined(match: re.Match) -> str:
+    word = match.group(0)
+    return word if word.lower().startswith("outreach_") else re.sub(r"[-_]", " ", word)
+
+
+_STEPS = (
+    ("<", _MARKUP, _markup),
+    ("*`~_\\", _EMPHASIS, lambda match: ""),
+)
+_ASCII_STEPS = (
+    ("0123457", _LEET_WORD, lambda match: match.group(0).translate(_LEET)),
+    ("-_", _JOINED, _joined),
+    (None, _CAMEL, lambda match: re.sub(r"(?<=[a-z])(?=[A-Z])", " ", match.group(0))),
+    (None, _SPACED_LETTERS, lambda match: match.group(0).replace(" ", "")),
+    ("|", _TABLE_ROW, lambda match: match.group(0).replace("|", " ")),
+)
+
+
+def _steps(read: str, places: Places, steps) -> tuple[str, Places]:
+    for signs, pattern, replace in steps:
+        if signs is None or any(sign in read for sign in signs):
+            read, moved = _substituted(read, pattern, replace)
+            places = _then(places, moved)
+    return read, places
+
+
 def judged(text: str) -> tuple[str, Places]:
     """``text`` in the form the rules judge, and where each of its characters came from in
     ``text`` (None: the same places)."""
@@ -133,7 +223,7 @@ def judged(text: str) -> tuple[str, Places]:
         if decoding.origins is None:
             break
         read, places = decoding.text, _then(places, decoding.origins)
-    read = read.translate(_EMPHASIS)
+    read, places = _steps(read, places, _STEPS)
     if not read.isascii():
         folded = read.translate(_FOLDS)
         if len(folded) == len(read) and _UNEVEN.isdisjoint(read):
@@ -141,6 +231,7 @@ def judged(text: str) -> tuple[str, Places]:
         else:
             read, folding = _folded_with_places(read)
             places = _then(places, folding)
+    read, places = _steps(read, places, _ASCII_STEPS)
     read, spacing = _spaced(read)
     return read, _then(places, spacing)
 
