@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from prospect_memory.core.integrity.flags import Flag, quote
 
 _LINK = re.compile(
-    r"(!?)\[[^\]\n]{0,500}\]\(\s*<?((?:https?:)?//[^)\s>]+)"  # markdown link or image
+    r"(!?)\[[^\]\n]{0,500}\]\(\s*<?((?:https?:)?//[^)\s]+)"  # markdown link or image
     r"|((?:https?:)?//[^\s<>\"')\]]+)"  # a bare address
     r"|(?:src|href)\s*=\s*[\"']?((?:https?:)?//[^\"'\s>]+)",  # an HTML attribute
     re.I,
@@ -18,6 +18,9 @@ _LINK = re.compile(
 _PLACEHOLDER = re.compile(
     r"\{\{?[^{}]{1,60}\}\}?|\$\{[^}]{1,60}\}|\[\[[^\]]{1,60}\]\]|%7B[^%]{1,60}%7D|<[A-Z_]{3,}>"
     r"|%3C[A-Z_]{3,}%3E|__[A-Z_]{3,}__|=(?:[A-Z]+_){1,}[A-Z]+\b|=[A-ZÄÖÜ]{8,}(?:&|$)"
+    # Capitals named to be filled in: =<ICP>, =[ICP], =$ICP, ICP_GOES_HERE, =%5BICP%5D.
+    r"|=(?:\[|%5B)[A-Z][A-Z_]{1,40}(?:\]|%5D)|=\$[A-Z][A-Z_]{1,40}\b"
+    r"|\b[A-Z][A-Z_]{1,40}_(?:GOES_HERE|HERE|PLACEHOLDER)\b"
 )
 _ENCODED = re.compile(r"^[A-Za-z0-9+/_=-]{40,}$|^(?:[0-9a-fA-F]{2}){20,}$")
 
@@ -85,6 +88,8 @@ def _link_flags(url: str, image: bool) -> str | None:
     """The kind of data this link carries, or None."""
     if _PLACEHOLDER.search(url) or _PLACEHOLDER.search(unquote(url)):
         return "placeholder"
+    if image and url.rstrip(">").endswith("="):
+        return "image_beacon"  # a parameter left for what comes after it to fill
     try:
         parts = urlsplit(url if "://" in url else "https:" + url)
     except ValueError:

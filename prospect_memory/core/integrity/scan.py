@@ -120,6 +120,17 @@ def _words_of(identifier: str) -> str:
     return ". ".join(clause for clause in clauses if clause)
 
 
+def _address_words(url: str) -> str:
+    """The words a source address spells in each of its parts but its scheme: host (and a
+    user before it), path, query and fragment (``x.dev/p#ignore-all-previous``)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _words_of(url)
+    pieces = [parts.netloc.replace(".", " "), parts.path, parts.query, parts.fragment]
+    return ". ".join(words for words in map(_words_of, pieces) if words)
+
+
 #: A business memory source's caller-given ids (``source.pipeline_id`` ...).
 SOURCE_IDS = ("pipeline_id", "execution_id", "step_id")
 
@@ -129,8 +140,7 @@ def note_flags(*, title: str, body: str, source_urls: list[str]) -> list[Flag]:
     data they carry, and an order spelled in their path)."""
     parts = [("title", title), ("body", body)]
     parts += [
-        (f"source_urls[{index}]", _words_of(urlsplit(url).path))
-        for index, url in enumerate(source_urls)
+        (f"source_urls[{index}]", _address_words(url)) for index, url in enumerate(source_urls)
     ]
     flags = []
     for flag in scan(parts):
