@@ -64,7 +64,7 @@ def _fragment(name: str, fragments: dict[str, str], where: str) -> str:
 def _triggers(named: list[str], lists: dict[str, list[str]], where: str) -> tuple[str, ...]:
     found: list[str] = []
     for word in named:
-        if word.startswith("@"):
+        if word.startswith("@") and len(word) > 1:  # "@" alone is the sign an address has
             if word[1:] not in lists:
                 raise ValueError(f"integrity rules: {where} names the trigger list {word}")
             found += lists[word[1:]]
