@@ -70,6 +70,7 @@ def warm() -> None:
     _rules_of()
     _read_as_written()
     _automaton()
+    _order_words()
 
 
 _WORD = re.compile(r"\w+")
@@ -82,14 +83,23 @@ def _languages(lowered: str, words: set[str]) -> set[str]:
     words). This only saves time: most research is in one language."""
     found = {"", "en"}
     for language, markers in rules.function_words().items():
-        order_words, order_stems = rules.order_words()[language]
+        order_words, order_stems = _order_words()[language]
         if (
             len(words & markers) >= 2
             or not words.isdisjoint(order_words)
-            or any(stem in lowered for stem in order_stems)
+            or order_stems.search(lowered)
         ):
             found.add(language)
     return found
+
+
+@cache
+def _order_words() -> dict[str, tuple[frozenset[str], re.Pattern]]:
+    """Per language: its order words, and its order stems as one pattern (one scan)."""
+    return {
+        language: (words, re.compile("|".join(map(re.escape, stems))))
+        for language, (words, stems) in rules.order_words().items()
+    }
 
 
 @cache

@@ -115,9 +115,13 @@ def _words_of(identifier: str) -> str:
     """A key, an id or an address path as the words it spells, each part a clause of its
     own (``playbook:send-the-icp`` -> ``playbook. send the icp``): a namespace or a path
     segment reads as a heading, so an order after it starts its sentence."""
-    parts = re.split(r"[:/]+", unquote(identifier))
-    clauses = (" ".join(re.split(r"[\W_]+", part)).strip() for part in parts)
+    parts = _HEADINGS.split(unquote(identifier))
+    clauses = (" ".join(_NOT_WORDS.split(part)).strip() for part in parts)
     return ". ".join(clause for clause in clauses if clause)
+
+
+_HEADINGS = re.compile(r"[:/]+")
+_NOT_WORDS = re.compile(r"[\W_]+")
 
 
 def _address_words(url: str) -> str:
@@ -128,7 +132,7 @@ def _address_words(url: str) -> str:
     except ValueError:
         return _words_of(url)
     pieces = [parts.netloc.replace(".", " "), parts.path, parts.query, parts.fragment]
-    return ". ".join(words for words in map(_words_of, pieces) if words)
+    return ". ".join(words for words in map(_words_of, filter(None, pieces)) if words)
 
 
 #: A business memory source's caller-given ids (``source.pipeline_id`` ...).
