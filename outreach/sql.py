@@ -129,7 +129,7 @@ def _may_write(sql: str) -> bool:
     return _WRITES.search(sql) is not None
 
 
-_WRITES = re.compile(r"\b(?:INSERT|UPDATE|DELETE|MERGE)\b", re.IGNORECASE)
+_WRITES = re.compile(r"\b(?:INSERT|UPDATE|DELETE|MERGE|TRUNCATE|COPY|CALL)\b", re.IGNORECASE)
 
 
 def _recovered(db, framed: bool) -> bool:
@@ -139,7 +139,10 @@ def _recovered(db, framed: bool) -> bool:
     that could not be rolled back), for the next statement to open a new one."""
     pgconn = db.connection.pgconn
     if pgconn.status == pq.ConnStatus.OK and pgconn.pipeline_status == pq.PipelineStatus.OFF:
-        if not framed or pgconn.transaction_status != pq.TransactionStatus.INERROR:
+        # A framed transaction still open is rolled back: refused by the database (in
+        # error), or left open by a failure on the client's side after its BEGIN went out
+        # (a value psycopg cannot send, an interrupt), whose next COMMIT would keep half.
+        if not framed or pgconn.transaction_status == pq.TransactionStatus.IDLE:
             return True
         try:  # alone, outside a pipeline (see run_with_optional)
             with db.wrap_database_errors, psycopg.Cursor(db.connection) as cursor:

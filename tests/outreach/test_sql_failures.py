@@ -189,3 +189,19 @@ def test_a_prepared_statement_survives_the_rollback_of_a_failed_round_trip():
             run(_insert(10 + attempt), _insert(20 + attempt, ref=-1))
         assert run(statement, statement) == [[(1,)], [(1,)]]
         assert run_one(*statement) == [(1,)]
+
+
+class _Unsendable:
+    """A value psycopg has no way to send: it fails on the client, after BEGIN went out."""
+
+
+def test_a_failure_on_the_clients_side_after_a_write_went_out_keeps_nothing():
+    backend = _backend()
+    with pytest.raises(DatabaseError):
+        run(_insert(1), _insert(2, ref=_Unsendable()))
+    assert _idle()  # the transaction it began is rolled back, not left open
+    assert _backend() == backend
+    run(_insert(7), _insert(8))  # a later round trip commits only its own rows
+    with psycopg.connect(**connection.get_connection_params(), autocommit=True) as other:
+        seen = [row[0] for row in other.execute(f"SELECT id FROM {PROBE} ORDER BY id")]  # noqa: S608
+    assert seen == [7, 8]
