@@ -24,10 +24,14 @@ from tests.outreach.conftest import PROBE
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+_BURN = "import time\nend = time.monotonic() + 120\nwhile time.monotonic() < end: pass"
+
+
 @pytest.fixture
 def busy_cores():
-    """Two processes that keep both cores busy for the test's length."""
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    """Two processes that keep both cores busy for the test's length (each stops by itself
+    after two minutes, should the test be killed before it can stop them)."""
+    burners = [subprocess.Popen([sys.executable, "-c", _BURN]) for _ in range(2)]
     yield
     for burner in burners:
         burner.kill()
