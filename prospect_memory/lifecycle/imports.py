@@ -26,7 +26,6 @@ from outreach.models import Account, Member
 from outreach.validation import FieldProblems
 from prospect_memory.business import promotion
 from prospect_memory.business.access import Place
-from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import Category, Entry, EntryVersion, Layer, Strategy
 from prospect_memory.business.rules import (
     capacity,
@@ -38,6 +37,11 @@ from prospect_memory.business.rules import (
     entry_flags,
 )
 from prospect_memory.business.shelf import lock_shelf
+from prospect_memory.lifecycle.coherence import (
+    aliases_answer_for_live_entries,
+    kept_versions_fit,
+    notes_keep_to_their_company,
+)
 from prospect_memory.lifecycle.conf import lifecycle_settings
 from prospect_memory.lifecycle.export import FORMAT, KIND, TYPES
 from prospect_memory.lifecycle.lines import Fields, ImportRefused, Stream
@@ -332,6 +336,12 @@ class _Importer:
 
     def _version(self, fields: Fields) -> EntryVersion:
         entry = fields.ref("entry")
+        if entry not in self._keys:  # read with its entry's key, as a restore would be
+            raise fields.refuse(
+                f"names entry {entry}, which no record before it holds; an export lists "
+                "each entry before its kept versions.",
+                field="entry",
+            )
         number = fields.integer("version")
         kept = self._kept[entry]
         if number in kept:
@@ -375,8 +385,7 @@ class _Importer:
         row.written_by_id = self._seat(fields, "written_by")
         label_length = type(row)._meta.get_field("written_by_label").max_length
         row.written_by_label = fields.label("written_by_label", max_length=label_length)
-        # A kept version is read with its entry's key, as a restore of it would be.
-        key = row.key if isinstance(row, Entry) else self._keys.get(fields.ref("entry"), "")
+        key = row.key if isinstance(row, Entry) else self._keys[fields.ref("entry")]
         _checked_again(row, entry_flags(key, value, cleaned), fields)
 
     def _shelf(self, layer: str, owner: int | None) -> None:
@@ -404,38 +413,18 @@ class _Importer:
             self._store(model)
 
     def finish(self) -> None:
-        """Refuse a reference to a record the file does not hold, and an alias of another
-        layer's entry; then count each dossier's active notes and give it its times."""
+        """Refuse a reference to a record the file does not hold, and records that do not
+        fit together (``coherence``); then count each dossier's active notes and give it
+        its times."""
         for kind, wanted in self._wanted.items():
             for old, number in wanted.items():
                 if old not in self._defined[kind]:
                     raise ImportRefused(
                         f"names {kind} {old}, which the file does not hold.", line=number
                     )
-        for alias, target, layer, number in self._aliases:
-            if target == alias:
-                raise ImportRefused(
-                    "entry record: alias_of names the entry itself; an alias answers for "
-                    "another entry.",
-                    line=number,
-                    field="alias_of",
-                )
-            if self._layers.get(target) != layer:
-                raise ImportRefused(
-                    f"entry record: alias_of names an entry of another layer than its own "
-                    f"({layer}); an alias answers for an entry of its layer.",
-                    line=number,
-                    field="alias_of",
-                )
-            if self._statuses[target] != Entry.Status.LIVE:
-                raise ImportRefused(
-                    f"entry record: alias_of names an entry that is {self._statuses[target]}, "
-                    "not live; an alias answers for a live entry (never for another alias).",
-                    line=number,
-                    field="alias_of",
-                )
-        self._check_versions()
-        self._check_companies()
+        aliases_answer_for_live_entries(self._aliases, self._layers, self._statuses)
+        kept_versions_fit(self._kept, self._versions_of)
+        notes_keep_to_their_company(self._same_company, self._companies)
         dossiers = list(self._dossiers.values())
         for dossier in dossiers:
             dossier.active_note_count = self._active[dossier.domain]
@@ -445,42 +434,6 @@ class _Importer:
             ["active_note_count", "created_at", "updated_at"],
             batch_size=lifecycle_settings.EXPORT_BATCH_ROWS,
         )
-
-    def _check_companies(self) -> None:
-        """Refuse a note replaced by another company's note, and a compaction of notes of
-        another company than its own: a restore would move notes between dossiers."""
-        for line, domain, field, notes in self._same_company:
-            for note in notes:
-                other = self._companies.get(note)
-                if other is not None and other != domain:
-                    raise ImportRefused(
-                        f"{field} names note {note} of {other}; a record of {domain} names "
-                        f"notes of {domain} only.",
-                        line=line,
-                        field=field,
-                    )
-
-    def _check_versions(self) -> None:
-        """Refuse an entry with more kept versions than Kit keeps, or a kept version that
-        is not older than its entry."""
-        most = business_settings.HISTORY_VERSIONS
-        for entry, kept in self._kept.items():
-            current = self._versions_of.get(entry)
-            newest = max(kept)
-            if current is not None and newest >= current:
-                raise ImportRefused(
-                    f"entry_version record: version {newest} of entry {entry} is not older "
-                    f"than the entry's own version {current}.",
-                    line=kept[newest],
-                    field="version",
-                )
-            if len(kept) > most:
-                raise ImportRefused(
-                    f"entry_version record: entry {entry} has {len(kept)} kept versions; Kit "
-                    f"keeps the {most} newest of an entry.",
-                    line=sorted(kept.values())[most],
-                    field="version",
-                )
 
 
 def _checked_again(row: Note | Entry | EntryVersion, flags: list, fields: Fields) -> None:

@@ -794,3 +794,16 @@ def test_a_kept_version_is_checked_with_its_entrys_key(exported, target, receive
     )  # the one edited (the entry may keep others: which one comes first is the ids')
     assert kept.flags
     assert kept.integrity_reviewed_at is None
+
+
+def test_a_kept_version_before_its_entry_is_refused(exported, target, receiver):
+    """From the review: a version moved before its entry was checked without the key."""
+    version_at = next(i for i, line in enumerate(exported) if b'"type":"entry_version"' in line)
+    first_entry = next(i for i, line in enumerate(exported) if b'"type":"entry"' in line)
+    moved = [
+        *exported[:first_entry],
+        exported[version_at],
+        *(line for i, line in enumerate(exported[first_entry:], first_entry) if i != version_at),
+    ]
+    error = refused(resealed(moved), target, receiver, "no record before it holds")
+    assert error.field == "entry"
