@@ -52,15 +52,25 @@ _EMOJI_PARTS = re.compile(f"[\u200d\ufe0e\ufe0f{_TAGS}]")
 
 
 @cache
+def _refused_codes() -> tuple[int, ...]:
+    by_property = regex.compile(_INVISIBLE, regex.V1)
+    return tuple(code for code in range(0x110000) if by_property.match(chr(code)))
+
+
+@cache
+def _printable_codes() -> tuple[int, ...]:
+    return tuple(code for code in _refused_codes() if chr(code).isprintable())
+
+
+@cache
 def _classes() -> tuple[re.Pattern, re.Pattern]:
     """The refused characters as a class of the standard ``re`` module (searched many times
     faster than the same class by property), and those of them that Python calls printable
     (found by the fast check of :func:`plainly_visible`). Built once per process, from the
     properties, over every code point (0.4 s)."""
-    by_property = regex.compile(_INVISIBLE, regex.V1)
-    codes = [code for code in range(0x110000) if by_property.match(chr(code))]
-    printable = [code for code in codes if chr(code).isprintable()]
-    return re.compile(_class_of(codes)), re.compile(_class_of(printable))
+    return re.compile(_class_of(list(_refused_codes()))), re.compile(
+        _class_of(list(_printable_codes()))
+    )
 
 
 def _class_of(codes: list[int]) -> str:
@@ -94,11 +104,24 @@ def plainly_visible(text: str) -> bool:
 
 def _shows_as_is(text: str) -> bool:
     """No character of ``text`` itself is one that may be refused (references aside)."""
+    if text.isascii():  # only a control character can be refused
+        return not _ASCII_CONTROL.search(text)
     if not text.isprintable():
         lines = text.replace("\n", "").replace("\r", "").replace("\t", "")
         if not lines.isprintable():
             return False
-    return text.isascii() or not _classes()[1].search(text)
+    # The printable refused characters all lie high (from U+034F): most text in the
+    # product's languages has none that high but its punctuation.
+    return max(text) < _lowest_printable() or not _classes()[1].search(text)
+
+
+@cache
+def _lowest_printable() -> str:
+    """The lowest printable character that is refused (U+034F with today's tables)."""
+    return chr(_printable_codes()[0])
+
+
+_ASCII_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 #: A character reference as HTML5 reads it in text: any number of digits, any base, the

@@ -4,6 +4,7 @@ is stored again."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.db import transaction
@@ -46,9 +47,9 @@ def written_flags(
     an agent's clean append never re-flags what a person reviewed); new text is flagged
     when an agent writes it. A person's own new text is their decision and is not flagged.
 
-    What the write brings is what the check finds now and did not find in the entry as it
-    was: an order begun in one string (an item, the key, a source id) and finished in
-    another the write adds is the write's, wherever it starts."""
+    What the write brings is what the check finds now in a string it changed, or did not
+    find in the entry as it was: an order begun in one string (an item, the key, a source
+    id) and finished in another the write adds is the write's, wherever it starts."""
     carried_over = current.flags if current else []
     if not found and not carried_over:
         return [], []  # nothing flagged before or now (most writes): nothing to compare
@@ -57,19 +58,24 @@ def written_flags(
     old_source = source_ids(current) if current else {}
     new_source = {name: getattr(source, name) for name in SOURCE_IDS} if source else {}
 
-    def unchanged(flag: Flag) -> bool:
-        if flag.field == "key":
+    def field_unchanged(name: str) -> bool:
+        if name == "key":
             return current is not None
-        if flag.field.startswith("source."):
-            name = flag.field.removeprefix("source.")
+        if name.startswith("source."):
+            name = name.removeprefix("source.")
             return current is not None and old_source.get(name) == new_source.get(name)
-        return flag.field in before and before[flag.field] == after.get(flag.field)
+        return name in before and before[name] == after.get(name)
+
+    def unchanged(flag: Flag) -> bool:
+        """Every string the finding runs through is as it was (a stored flag knows only
+        its own)."""
+        return all(field_unchanged(name) for name in flag.fields or (flag.field,))
 
     found_before = set()
     if current is not None and found:
-        old = entry_flags(current.key, current.value, Source(**old_source))
+        old = entry_flags(current.key, stored_value(current), Source(**old_source))
         found_before = {_same_finding(flag) for flag in old}
-    new = [f for f in found if _same_finding(f) not in found_before]
+    new = [f for f in found if not (unchanged(f) and _same_finding(f) in found_before)]
     carried = [f for f in carried_over if unchanged(f)]
     return carried + (new if is_agent(actor) else []), new
 
@@ -78,6 +84,13 @@ def _same_finding(flag: Flag) -> tuple:
     """A flag as one finding: its kind, its span and the text it matched (which reaches
     into the strings after its own when an order runs on)."""
     return (flag.kind, flag.field, flag.start, flag.end, flag.text)
+
+
+def stored_value(row: Entry | EntryVersion):
+    """An entry's or a kept version's value as it was written: what the check judges (its
+    readers receive a hidden character kept from before the check as U+FFFD, which would
+    hide the order it cuts)."""
+    return json.loads(type(row).value_json.stored_text(row))
 
 
 def source_ids(entry: Entry) -> dict[str, str]:
@@ -152,7 +165,7 @@ def entries_rescan(*, batch_size: int = 500) -> tuple[int, int]:
             for row in batch:
                 seen += 1
                 key = row.key if model is Entry else row.entry.key
-                flags = entry_flags(key, row.value, source_of(row))
+                flags = entry_flags(key, stored_value(row), source_of(row))
                 if dumps(flags) != dumps(row.flags):
                     row.set_flags(flags)
                     row.save(update_fields=FLAG_FIELDS)

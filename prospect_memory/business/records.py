@@ -38,9 +38,11 @@ def shown_source(source: Source) -> Source:
 
 
 def _shown(view) -> None:
-    """Every interface shows an entry's text as readers receive it: no character the write
-    path refuses, kept from before the check, reaches one (SPEC 15, issue 37)."""
-    view.value_json = readable_json(view.value_json)
+    """Every interface shows an entry's text as readers receive it (SPEC 15, issue 37):
+    its value is, as decrypted (``crypto.unseal``), but for a character JSON escaped
+    (``\\u202e``), looked at decoded; its source and labels too."""
+    if "\\u" in view.value_json:
+        view.value_json = readable_json(view.value_json)
     view.source = shown_source(view.source)
     view.written_by = readable(view.written_by) if view.written_by else view.written_by
     view.oauth_client = readable(view.oauth_client) if view.oauth_client else view.oauth_client

@@ -20,7 +20,7 @@ from prospect_memory.business.errors import (
     KeyTaken,
     NotFound,
 )
-from prospect_memory.business.integrity import hold_flagged
+from prospect_memory.business.integrity import hold_flagged, stored_value
 from prospect_memory.business.models import (
     Entry,
     EntryEvent,
@@ -130,7 +130,11 @@ def version_restore(
             )
         # The kept version is read by today's check (it may predate it), unless a person
         # cleared that version's flags.
-        flags = [] if kept.integrity_reviewed_at else entry_flags(key, kept.value, source_of(kept))
+        flags = (
+            []
+            if kept.integrity_reviewed_at
+            else entry_flags(key, stored_value(kept), source_of(kept))
+        )
         hold_flagged(actor, layer, key, flags, version=entry.version)
         was = embedding_text_of(entry)
         keep_version(entry)

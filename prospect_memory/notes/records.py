@@ -48,9 +48,9 @@ class NoteView:
     flags: list[Flag] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        # Every interface shows text as readers receive it: no character the write path
-        # refuses, kept from before the check, reaches one (SPEC 15, issue 37).
-        for name in ("title", "body", "member", "oauth_client"):
+        # Every interface shows text as readers receive it (SPEC 15, issue 37): the title
+        # and body are, as decrypted (``crypto.unseal``); the labels beside them too.
+        for name in ("member", "oauth_client"):
             text = getattr(self, name)
             if text:
                 object.__setattr__(self, name, readable(text))

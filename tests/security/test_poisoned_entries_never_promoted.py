@@ -53,3 +53,30 @@ def test_no_poisoned_entry_is_promoted_unmarked(module_admin, committed):
     )
     assert len(items) >= 200
     assert list(unmarked.values_list("key", flat=True)) == []
+
+
+def test_poisoned_text_kept_from_before_the_check_leaves_the_index(
+    admin_actor, committed, django_capture_on_commit_callbacks
+):
+    """The other way into the index: clean entries promoted, then holding poisoned text
+    from before the check (an upgrade): the scan flags them and takes them out."""
+    import json
+
+    from prospect_memory.business.integrity import entries_rescan
+
+    items = _poisoned_entries()[:40]
+    for number, _ in enumerate(items):
+        committed(
+            entry_store, actor=admin_actor, key=f"clean.{number}", value={"v": "ok"}, confidence=95
+        )
+    assert Promotion.objects.count() == len(items)
+    for number, item in enumerate(items):
+        entry = Entry.objects.get(key=f"clean.{number}")
+        entry.value_json = json.dumps(item["value"], ensure_ascii=False)
+        entry.integrity_reviewed_at = None
+        entry.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        entries_rescan()
+    promoted = Entry.objects.filter(pk__in=Promotion.objects.values("entry_id"))
+    assert list(promoted.filter(flagged_at__isnull=True).values_list("key", flat=True)) == []
+    assert not promoted.exists()

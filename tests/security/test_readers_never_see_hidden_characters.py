@@ -124,9 +124,16 @@ def test_the_admin_shows_a_visible_sign(legacy):
         assert hidden_in(page.content.decode()) == [], path
 
 
-def test_an_export_carries_a_visible_sign_and_imports_again(account, legacy):
-    lines = b"".join(export_lines(account)).decode()
-    _assert_readable(lines)
+def test_an_export_carries_a_visible_sign_and_imports_again(account, module_admin, legacy):
+    from prospect_memory.lifecycle.imports import import_lines
+
+    lines = list(export_lines(account, member=module_admin))
+    _assert_readable(b"".join(lines).decode())
+    elsewhere = factories.account("kit-two")
+    receiver = factories.member(elsewhere, "admin@example.com", admin=True)
+    counts = import_lines(lines, elsewhere, member=receiver)  # the import's own rules pass
+    assert counts["note"] == 1
+    assert counts["entry"] == 1
 
 
 def test_a_clients_name_from_before_the_rule_shows_as_a_visible_sign(client, module_admin):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from outreach.characters import cut, readable
 
@@ -46,6 +46,9 @@ class Flag:
     language: str = ""
     #: The matched text, cut to QUOTE_CHARS (kept sealed with the flag).
     text: str = ""
+    #: Every field the matched text runs through, its own first (an order begun in one
+    #: string of an entry and finished in the next): known when found, never stored.
+    fields: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def reason(self) -> str:
@@ -61,7 +64,9 @@ class Flag:
         return readable(self.text)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        found = asdict(self)
+        del found["fields"]
+        return found
 
     @classmethod
     def from_dict(cls, data: dict) -> Flag:

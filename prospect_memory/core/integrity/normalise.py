@@ -28,7 +28,7 @@ from functools import cache
 
 import unicodedata2
 
-from outreach.characters import decoded, is_refused
+from outreach.characters import SHOWN_INSTEAD, decoded, is_refused
 from outreach.text import latin_lookalike
 
 #: Cyrillic and Greek letters that pass for Latin ones in a word (Unicode's confusables
@@ -67,8 +67,8 @@ def fold(char: str) -> str:
     """The skeleton of one character (see the module's third step)."""
     if char.isascii():
         return char
-    if char in _IN_WORD or is_refused(char):
-        return ""
+    if char in _IN_WORD or char == SHOWN_INSTEAD or is_refused(char):
+        return ""  # U+FFFD: what a reader sees for a hidden character, which cut a word
     if char in _LINE_ENDS:
         return "\n"
     if unicodedata2.category(char) == "Zs":
@@ -161,9 +161,11 @@ _MARKUP = re.compile(
     re.I,
 )
 #: Emphasis, code and strike marks, and backslash escapes, which cut a word or a phrase a
-#: reader sees whole (``Ig**nore**``, ``_Ignore_``, ``I\gnore``): read as nothing. An
-#: underscore inside a word (``outreach_store``) is part of it.
-_EMPHASIS = re.compile(r"[*`]+|~~|(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])|\\(?=[!-/:-@\[-`{-~])")
+#: reader sees whole (``Ig**nore**``, ``_Ignore_``): read as nothing. An underscore inside a
+#: word (``outreach_store``) is part of it, a star on its own (``rm -rf *``, ``2 * 3``) a star.
+_EMPHASIS = re.compile(
+    r"`+|\*+(?=[^\s*])|(?<=[^\s*])\*+|~~|(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])|\\(?=[!-/:-@\[-`{-~])"
+)
 #: Digits written for letters inside a word (``1gn0re``, ``prev10us``): read as the letters.
 _LEET_WORD = re.compile(r"\b(?=[a-z]*\d)(?=\d*[a-z])[a-z\d]{3,}\b", re.I)
 _LEET = str.maketrans("013457", "oieast")

@@ -18,11 +18,20 @@ from prospect_memory.core.integrity.markup import hidden_markup
 from prospect_memory.core.integrity.normalise import Places, judged
 
 
-def _placed(flags: Iterable[Flag], places: Places) -> list[Flag]:
-    """Flags found in a form of a text, placed in the text itself."""
+def _placed(flags: Iterable[Flag], places: Places, length: int) -> list[Flag]:
+    """Flags found in a form of a text, placed in the text itself (``length`` long): a
+    flag ends where the next character of the form comes from, so a reference or a run
+    that spelled its last character is inside it."""
     if places is None:
         return list(flags)
-    return [replace(f, start=places[f.start], end=places[f.end - 1] + 1) for f in flags]
+    placed = []
+    for flag in flags:
+        start = places[flag.start]
+        end = places[flag.end] if flag.end < len(places) else length
+        if end <= start:  # the next character came from the same place (one spelled many)
+            end = places[flag.end - 1] + 1
+        placed.append(replace(flag, start=start, end=end))
+    return placed
 
 
 def _scan_one(text: str) -> list[Flag]:
@@ -34,9 +43,9 @@ def _scan_one(text: str) -> list[Flag]:
     shown = decoded(text, addresses=True)
     found = sorted(
         [
-            *_placed(instructions(read, ""), places),
+            *_placed(instructions(read, ""), places, len(text)),
             *hidden_markup(text, ""),
-            *_placed(data_links(shown.text, ""), shown.origins),
+            *_placed(data_links(shown.text, ""), shown.origins, len(text)),
         ],
         key=lambda f: (f.start, -f.end),
     )
@@ -74,6 +83,7 @@ def scan(parts: Iterable[tuple[str, str]]) -> list[Flag]:
     flags = []
     for flag in _scan_one(joined):
         index = bisect_right(starts, flag.start) - 1
+        last = bisect_right(starts, flag.end - 1) - 1
         start = starts[index]
         end = min(flag.end, start + len(texts[index]))
         if flag.start >= end:
@@ -85,6 +95,7 @@ def scan(parts: Iterable[tuple[str, str]]) -> list[Flag]:
                 start=flag.start - start,
                 end=end - start,
                 text=quote(joined[flag.start : flag.end]),
+                fields=tuple(dict.fromkeys(fields[index : last + 1])),
             )
         )
         if len(flags) >= MAX_FLAGS:

@@ -316,7 +316,13 @@ def notes_rescan(*, batch_size: int = 500) -> tuple[int, int]:
             return seen, changed
         for note in batch:
             seen += 1
-            flags = note_flags(title=note.title, body=note.body, source_urls=note.source_urls)
+            # Judged as written: a reader gets U+FFFD for a hidden character from before the
+            # check, which would hide the order it cuts.
+            flags = note_flags(
+                title=Note.title.stored_text(note),
+                body=Note.body.stored_text(note),
+                source_urls=note.source_urls,
+            )
             if integrity_dumps(flags) != integrity_dumps(note.flags):
                 note.set_flags(flags)
                 note.save(update_fields=FLAG_FIELDS)
