@@ -21,13 +21,19 @@ limit_request_line = REQUEST_LINE_MAX_BYTES
 
 def post_worker_init(worker):
     # Build what the first write would (the integrity check's character class and patterns,
-    # 0.2 s; the local embedding model, 0.3 s), then freeze it with the rest.
+    # 0.2 s; the local embedding model, 0.6 s), then freeze it with the rest.
     from prospect_memory.core import integrity
     from prospect_memory.core.embeddings import get_provider
 
     integrity.warm()
+    provider = get_provider()
+    # A local model's file that is missing or not the one its manifest pins (another, or
+    # cut short) stops the server before it serves, naming the file and the hash expected:
+    # Kit never runs another file, and a server that quietly left every note unembedded
+    # would hide it (the worker's error halts gunicorn: "Worker failed to boot").
+    provider.verify()
     try:
-        get_provider().warm()
+        provider.warm()
     except Exception as error:  # a worker that fails to boot stops the whole server: serve
         # pages and store notes pending instead; the system check says what is wrong.
         worker.log.error("the embedding provider could not be loaded: %s", error)

