@@ -2,10 +2,16 @@
 
 Each pair is in one of four classes: the same finding restated (``restated``), the same
 fact in other words (``paraphrase``), the same topic but another fact (``same_topic``), an
-unrelated fact about the same company (``unrelated``). A near duplicate is a restated
-pair; an overlap is a restated or paraphrased one. For a model, the report gives each
-class's distances, and the precision, recall and F1 of both thresholds as they stand and
-at their best (the threshold with the highest F1 on the pairs fitted).
+unrelated fact about the same company (``unrelated``), in one language (``en``) or across
+two (``en-de``: its first note in English, its second in German). A near duplicate is the
+same finding, restated or in other words; an overlap is that or another fact on the same
+topic (SPEC 17). For a model, the report gives each class's distances by language, the
+precision, recall and F1 of both thresholds as they stand and at their best (the threshold
+with the highest F1 on the pairs fitted), and what an agent sees per language: how often
+each class comes back as a near duplicate or an overlap.
+
+Each pair belongs to a split: ``dev`` pairs fit the thresholds, ``holdout`` pairs are only
+ever measured, so the report says how the thresholds do on pairs they were not fitted on.
 """
 
 from __future__ import annotations
@@ -21,9 +27,10 @@ from pathlib import Path
 SHIPPED_PAIRS = Path(__file__).with_name("datasets") / "calibration_pairs.jsonl"
 
 CLASSES = ("restated", "paraphrase", "same_topic", "unrelated")
+SPLITS = ("dev", "holdout")
 #: What each threshold should catch.
-NEAR_DUPLICATE = frozenset({"restated"})
-OVERLAP = frozenset({"restated", "paraphrase"})
+NEAR_DUPLICATE = frozenset({"restated", "paraphrase"})
+OVERLAP = frozenset({"restated", "paraphrase", "same_topic"})
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,7 @@ class Pair:
     kind: str
     a: dict
     b: dict
+    split: str = "dev"
 
 
 def load_pairs(path: Path = SHIPPED_PAIRS) -> list[Pair]:
@@ -56,6 +64,8 @@ def load_pairs(path: Path = SHIPPED_PAIRS) -> list[Pair]:
         seen.add(row["id"])
         if row.get("class") not in CLASSES:
             raise ValueError(f"{where}: class must be one of {', '.join(CLASSES)}")
+        if row.get("split", "dev") not in SPLITS:
+            raise ValueError(f"{where}: split must be one of {', '.join(SPLITS)}")
         for side in ("a", "b"):
             note = row.get(side)
             if (
@@ -65,7 +75,16 @@ def load_pairs(path: Path = SHIPPED_PAIRS) -> list[Pair]:
                 or not isinstance(note.get("title", ""), str)
             ):
                 raise ValueError(f"{where}: {side} must be a note: an object with a body text")
-        pairs.append(Pair(row["id"], row["language"], row["class"], row["a"], row["b"]))
+        pairs.append(
+            Pair(
+                row["id"],
+                row["language"],
+                row["class"],
+                row["a"],
+                row["b"],
+                row.get("split", "dev"),
+            )
+        )
     return pairs
 
 
@@ -145,6 +164,9 @@ class Report:
     best: dict[str, Score] = field(default_factory=dict)
     #: The best thresholds' scores on each language's pairs (None: nothing to find there).
     per_language: dict[str, dict[str, Score | None]] = field(default_factory=dict)
+    #: What an agent sees with the best thresholds, per split, then language, then class:
+    #: the share of pairs that come back as a near duplicate, and as either.
+    seen: dict[str, dict[str, dict[str, tuple[float, float, int]]]] = field(default_factory=dict)
 
 
 def calibrate(
@@ -155,11 +177,12 @@ def calibrate(
     text_of: Callable[[dict], str],
     current: tuple[float, float],
     fit_languages: Iterable[str] | None = None,
+    fit_splits: Iterable[str] = ("dev",),
     batch: int = 64,
 ) -> Report:
     """Embed both sides of every pair with ``embed`` and measure; the best thresholds are
-    fitted on the pairs of ``fit_languages`` (every pair when None). TooFewPairs if those
-    pairs cannot decide them."""
+    fitted on the pairs of ``fit_splits`` in ``fit_languages`` (every language when None).
+    TooFewPairs if those pairs cannot decide them."""
     texts = sorted({text_of(side) for pair in pairs for side in (pair.a, pair.b)})
     vectors: dict[str, list[float]] = {}
     for start in range(0, len(texts), batch):
@@ -173,12 +196,14 @@ def calibrate(
         for pair in pairs
     }
     chosen = set(fit_languages) if fit_languages else None
-    fitted = [p for p in pairs if chosen is None or p.language in chosen]
+    splits = set(fit_splits)
+    fitted = [p for p in pairs if (chosen is None or p.language in chosen) and p.split in splits]
     measured = [(distance[p.id], p.kind) for p in fitted]
+    languages = "every language" if chosen is None else ", ".join(sorted(chosen))
     report = Report(
         model=model,
         pairs=len(pairs),
-        fitted_on="every pair" if chosen is None else f"the {', '.join(sorted(chosen))} pairs",
+        fitted_on=f"the {'/'.join(sorted(splits))} pairs of {languages} ({len(fitted)})",
     )
     for kind in CLASSES:
         found = [distance[p.id] for p in pairs if p.kind == kind]
@@ -211,6 +236,20 @@ def calibrate(
             "near_duplicate": score(mine, NEAR_DUPLICATE, near.threshold),
             "overlap": score(mine, OVERLAP, overlap.threshold),
         }
+    for split in SPLITS:
+        for language in sorted({p.language for p in pairs if p.split == split}):
+            for kind in CLASSES:
+                found = [
+                    distance[p.id]
+                    for p in pairs
+                    if p.split == split and p.language == language and p.kind == kind
+                ]
+                if found:
+                    report.seen.setdefault(split, {}).setdefault(language, {})[kind] = (
+                        sum(d <= near.threshold for d in found) / len(found),
+                        sum(d <= overlap.threshold for d in found) / len(found),
+                        len(found),
+                    )
     return report
 
 
@@ -255,4 +294,20 @@ def markdown(report: Report) -> str:
             f"| {language} | {' | '.join(cells)} | {shown(scores['near_duplicate'])} | "
             f"{shown(scores['overlap'])} |"
         )
+    for split, by_language in report.seen.items():
+        lines += [
+            "",
+            f"What an agent sees on the {split} pairs, with the best thresholds: the share "
+            "of each class that comes back as a near duplicate / as a near duplicate or an "
+            "overlap (pairs).",
+            "",
+            "| language | restated | paraphrase | same topic | unrelated |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for language, found in by_language.items():
+            cells = [
+                f"{found[k][0]:.2f} / {found[k][1]:.2f} ({found[k][2]})" if k in found else ""
+                for k in CLASSES
+            ]
+            lines.append(f"| {language} | {' | '.join(cells)} |")
     return "\n".join(lines) + "\n"

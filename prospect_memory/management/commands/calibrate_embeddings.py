@@ -33,13 +33,23 @@ class Command(BaseCommand):
             "e.g. en); default every pair",
         )
         parser.add_argument(
+            "--fit-split",
+            default="dev",
+            metavar="SPLITS",
+            help="fit on the pairs of these splits (comma-separated among dev, holdout; "
+            "default dev: the holdout pairs are only measured)",
+        )
+        parser.add_argument(
             "--write",
             action="store_true",
             help="store the best thresholds for this model (in EMBEDDING_THRESHOLDS_FILE, or "
             "the file Kit ships when none is set)",
         )
 
-    def handle(self, *args, pairs, fit=None, write=False, **options):
+    def handle(self, *args, pairs, fit=None, fit_split="dev", write=False, **options):
+        splits = fit_split.split(",")
+        if not set(splits) <= set(calibration.SPLITS):
+            raise CommandError(f"--fit-split takes {', '.join(calibration.SPLITS)}")
         try:
             labelled = calibration.load_pairs(pairs)
         except (OSError, ValueError, KeyError) as error:
@@ -56,6 +66,7 @@ class Command(BaseCommand):
                 text_of=lambda note: embedding_input(note.get("title", ""), note["body"]),
                 current=(in_force.near_duplicate, in_force.overlap),
                 fit_languages=fit.split(",") if fit else None,
+                fit_splits=splits,
             )
         except EmbeddingError as error:
             raise CommandError(f"the provider could not embed the pairs: {error}") from None
