@@ -103,3 +103,42 @@ def test_a_row_one_model_failed_is_tried_again_by_the_next(admin_actor, settings
     assert pipeline.backfill(NOTES) == 1
     note.refresh_from_db()
     assert (note.embedding_status, note.embedding_model) == ("ready", "all-MiniLM-L6-v2-int8")
+
+
+def test_an_account_between_the_english_model_and_the_multilingual_one(
+    admin_actor, rival_actor, settings
+):
+    """An install upgraded from the English model: until the backfill reaches a note, a new
+    note is not compared with it (the save says how many it skipped), knowledge search
+    counts it as not compared, and nothing fails; then the same finding in German is found
+    in the English note. Another account's notes are never counted."""
+    from prospect_memory.knowledge.selectors import knowledge_search
+
+    def use(model: str) -> None:
+        settings.PROSPECT_MEMORY = {
+            **settings.PROSPECT_MEMORY,
+            "EMBEDDING_PROVIDER": "semantic",
+            "EMBEDDING_OPTIONS": {"model": model},
+        }
+
+    use("all-minilm-l6-v2")
+    english = save_note(
+        admin_actor,
+        title="Hiring AEs",
+        body="Nordlicht Software is hiring eight account executives in Munich.",
+    ).note
+    save_note(rival_actor, body="Another account's note about Nordlicht Software.")
+    assert Note.objects.get(pk=english.id).embedding_model == "all-MiniLM-L6-v2-int8"
+
+    use("multilingual-e5-small")
+    german = "Nordlicht Software sucht in München acht Account Executives."
+    before = save_note(admin_actor, title="Vertrieb", body=german).overlap
+    assert (before.skipped, before.near_duplicates, before.overlaps) == (1, [], [])
+    found = knowledge_search(actor=admin_actor, query="Wer stellt Vertriebler ein?")
+    assert found.not_compared == 1  # the English note; the German one is compared
+
+    call_command("backfill_embeddings", verbosity=0)
+    assert Note.objects.get(pk=english.id).embedding_model == "multilingual-e5-small-q4"
+    again = save_note(admin_actor, title="Vertrieb", body=german).overlap
+    assert again.skipped == 0
+    assert str(english.id) in {str(n["id"]) for n in again.near_duplicates + again.overlaps}
