@@ -28,7 +28,14 @@ from prospect_memory.business.rules import (
     entry_flags,
 )
 from prospect_memory.business.shelf import live_entry, lock_shelf, record_event, version_mismatch
-from prospect_memory.core.integrity import SOURCE_IDS, Flag, dumps, integrity_data, value_texts
+from prospect_memory.core.integrity import (
+    MAX_FLAGS,
+    SOURCE_IDS,
+    Flag,
+    dumps,
+    integrity_data,
+    value_texts,
+)
 from prospect_memory.core.models import FLAG_FIELDS
 
 
@@ -73,11 +80,17 @@ def written_flags(
 
     found_before = set()
     if current is not None and found:
-        old = entry_flags(current.key, stored_value(current), Source(**old_source))
+        # Judged as the write reads it (a hidden character from before the check is U+FFFD
+        # on both sides), so a person's review of the text it keeps still stands.
+        old = entry_flags(current.key, current.value, Source(**old_source))
         found_before = {_same_finding(flag) for flag in old}
     new = [f for f in found if not (unchanged(f) and _same_finding(f) in found_before)]
     carried = [f for f in carried_over if unchanged(f)]
-    return carried + (new if is_agent(actor) else []), new
+    if not is_agent(actor):
+        return carried, new
+    if len(carried) + len(new) > MAX_FLAGS:  # a row keeps ten: what the write brings first
+        return new + carried, new
+    return carried + new, new
 
 
 def _same_finding(flag: Flag) -> tuple:

@@ -210,9 +210,10 @@ def clean_source(source: object, problems: FieldProblems) -> Source | None:
 
 
 def entry_flags(key: str, value: Any, source: Source | None) -> list[integrity.Flag]:
-    """What the integrity check finds in an entry about to be stored (SPEC 15)."""
+    """Everything the integrity check finds in an entry about to be stored (SPEC 15): a row
+    keeps at most MAX_FLAGS of them (``set_flags``), a write compares them all."""
     ids = {name: getattr(source, name) for name in _SOURCE_IDS} if source else {}
-    return integrity.entry_flags(key=key, value=value, source=ids)
+    return integrity.entry_flags(key=key, value=value, source=ids, limit=None)
 
 
 def _extraction_time(extracted: object, problems: FieldProblems) -> datetime | None:

@@ -79,8 +79,9 @@ class FlaggedModel(models.Model):
         return integrity.loads(self.integrity_json)
 
     def set_flags(self, flags: list[integrity.Flag], now=None) -> None:
-        """Keep ``flags`` (none: the row is clean); the row's key and account must be set."""
-        self.integrity_json = integrity.dumps(flags) if flags else ""
+        """Keep ``flags``, the first MAX_FLAGS of them (none: the row is clean); the row's
+        key and account must be set."""
+        self.integrity_json = integrity.dumps(flags[: integrity.MAX_FLAGS]) if flags else ""
         self.flagged_at = (now or timezone.now()) if flags else None
 
     def clear_flags(self, now=None) -> None:

@@ -15,7 +15,7 @@ _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 # "[//]: # (text)"; and a link with no text but a title shows only on hover.
 _MARKDOWN_COMMENT = re.compile(
     r"^\s{0,3}\[[^\]\n]{1,100}\]:\s*(?:#|<>|<\s*>)\s*[(\"'].*$"
-    r"|\[\s*\]\(\s*[^\s()]+\s+[\"'(][^\"')\n]{3,}[\"')]\s*\)",
+    r"|\[\s*\]\(\s*(?:[^\s()]|\([^\s()]*\))+\s+[\"'(][^\"')\n]{3,}[\"')]\s*\)",
     re.M,
 )
 _TAG = re.compile(r"<\s*([a-zA-Z][\w-]*)\b([^<>]*)>")

@@ -161,10 +161,12 @@ _MARKUP = re.compile(
     re.I,
 )
 #: Emphasis, code and strike marks, and backslash escapes, which cut a word or a phrase a
-#: reader sees whole (``Ig**nore**``, ``_Ignore_``): read as nothing. An underscore inside a
-#: word (``outreach_store``) is part of it, a star on its own (``rm -rf *``, ``2 * 3``) a star.
+#: reader sees whole (``Ig**nore**``, ``_Ignore_``, ``Ignore * all * previous``): read as
+#: nothing. An underscore inside a word (``outreach_store``) is part of it, and a star a
+#: command's flags end on stays (``rm -rf *``: everything).
 _EMPHASIS = re.compile(
-    r"`+|\*+(?=[^\s*])|(?<=[^\s*])\*+|~~|(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])|\\(?=[!-/:-@\[-`{-~])"
+    r"`+|(?<!-rf )(?<!-fr )(?<!-r )(?<!-f )(?<!-rf\t)\*+|~~|(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])"
+    r"|\\(?=[!-/:-@\[-`{-~])"
 )
 #: Digits written for letters inside a word (``1gn0re``, ``prev10us``): read as the letters.
 _LEET_WORD = re.compile(r"\b(?=[a-z]*\d)(?=\d*[a-z])[a-z\d]{3,}\b", re.I)

@@ -62,9 +62,9 @@ def _scan_one(text: str) -> list[Flag]:
 _BETWEEN = "\n\n"
 
 
-def scan(parts: Iterable[tuple[str, str]]) -> list[Flag]:
-    """The flags of an item's texts, given as ``(field, text)``, at most MAX_FLAGS, each
-    placed in its field with the text it matched.
+def scan(parts: Iterable[tuple[str, str]], limit: int | None = MAX_FLAGS) -> list[Flag]:
+    """The flags of an item's texts, given as ``(field, text)``, at most ``limit`` (every
+    one when None), each placed in its field with the text it matched.
 
     The texts are scanned as one (an entry of 3,000 short strings costs one scan, not
     3,000), so an order split over several strings of a list is read as it is meant.
@@ -98,7 +98,7 @@ def scan(parts: Iterable[tuple[str, str]]) -> list[Flag]:
                 fields=tuple(dict.fromkeys(fields[index : last + 1])),
             )
         )
-        if len(flags) >= MAX_FLAGS:
+        if limit is not None and len(flags) >= limit:
             break
     return flags
 
@@ -168,9 +168,14 @@ def note_flags(*, title: str, body: str, source_urls: list[str]) -> list[Flag]:
     return flags[:MAX_FLAGS]
 
 
-def entry_flags(*, key: str, value, source: dict[str, str]) -> list[Flag]:
+def entry_flags(
+    *, key: str, value, source: dict[str, str], limit: int | None = MAX_FLAGS
+) -> list[Flag]:
     """What the check finds in an entry about to be stored: every string of its value, its
-    key read as words, and its source's ids."""
+    key read as words, and its source's ids (at most ``limit`` findings, every one when
+    None: a write compares every finding with the entry's, or ten quoted examples would
+    hide an eleventh order). One flag marks the key or an id, with every field any of its
+    findings runs through."""
     parts = [("key", _words_of(key)), *value_texts(value)]
     # A source's ids are read as they are, and as the words they spell (an id is written
     # ``ignore_all_previous-instructions`` as easily as a key); a flag marks the whole id
@@ -180,13 +185,17 @@ def entry_flags(*, key: str, value, source: dict[str, str]) -> list[Flag]:
         parts.append((field, text))
         if _words_of(text) != text:
             parts.append((field, _words_of(text)))
-    flags, seen = [], set()
-    for flag in scan(parts):
+    flags: list[Flag] = []
+    whole: dict[tuple[str, str], int] = {}
+    for flag in scan(parts, limit=None):
         if flag.field in ids:
             text = ids[flag.field]
             flag = replace(flag, start=0, end=len(text), text=quote(text))
-            if (flag.kind, flag.field) in seen:
+            at = whole.get((flag.kind, flag.field))
+            if at is not None:  # the one flag of the key or id runs where both findings run
+                kept = flags[at]
+                flags[at] = replace(kept, fields=tuple(dict.fromkeys(kept.fields + flag.fields)))
                 continue
-            seen.add((flag.kind, flag.field))
+            whole[(flag.kind, flag.field)] = len(flags)
         flags.append(flag)
-    return flags
+    return flags if limit is None else flags[:limit]
