@@ -45,6 +45,9 @@ _LATIN_NAME = re.compile(
 )
 #: Hyphens that join the parts of one word (``instruc‐tions``): read as nothing.
 _IN_WORD = "\u2010\u2011"
+#: What keyboards, word processors and web pages write for an apostrophe (``don’t``,
+#: ``l’utilisateur``): read as the one the rules spell.
+_APOSTROPHES = "\u2018\u2019\u201b\u02bc\u02b9\u2032\uff07\u00b4\u0060"
 _LINE_ENDS = "\u2028\u2029\x85"
 
 
@@ -71,6 +74,8 @@ def fold(char: str) -> str:
         return ""  # U+FFFD: what a reader sees for a hidden character, which cut a word
     if char in _LINE_ENDS:
         return "\n"
+    if char in _APOSTROPHES:
+        return "'"
     if unicodedata2.category(char) == "Zs":
         return " "
     return "".join(
