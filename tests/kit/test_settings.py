@@ -91,7 +91,7 @@ def _provider(env) -> str:
 
 def test_the_semantic_model_embeds_unless_gemini_or_another_provider_is_configured(tmp_path):
     env = _production_env(tmp_path)
-    assert _provider(env) == "all-MiniLM-L6-v2-int8"
+    assert _provider(env) == "multilingual-e5-small-q4"
     assert _provider({**env, "GEMINI_API_KEY": "a-key"}) == "gemini-embedding-001/768"
     assert _provider({**env, "PROSPECT_MEMORY_EMBEDDING_PROVIDER": "hashing"}) == (
         "kit-local-hash-v1"
