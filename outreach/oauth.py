@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache
@@ -115,6 +116,24 @@ class KitOAuth2Validator(OAuth2Validator):
             _revoke_tokens_of_replayed_code(code)
         return valid
 
+    # Between validate_code and the code's end, a second exchange of the same code may have
+    # consumed it: every later read of the grant answers that as the replay it is (400
+    # invalid_grant, the first exchange's tokens revoked), never as a missing row (500).
+    def get_code_challenge(self, code, request):
+        with _code_consumed_meanwhile(code, request):
+            return super().get_code_challenge(code, request)
+
+    def get_code_challenge_method(self, code, request):
+        with _code_consumed_meanwhile(code, request):
+            return super().get_code_challenge_method(code, request)
+
+    def confirm_redirect_uri(self, client_id, code, redirect_uri, client, *args, **kwargs):
+        request = kwargs.get("request") or (args[0] if args else None)
+        with _code_consumed_meanwhile(code, request):
+            return super().confirm_redirect_uri(
+                client_id, code, redirect_uri, client, *args, **kwargs
+            )
+
     def invalidate_authorization_code(self, client_id, code, request, *args, **kwargs):
         # Two exchanges of one code at the same moment both pass validate_code; the one
         # that finds the code already consumed here revokes every token of the code,
@@ -169,6 +188,15 @@ class KitOAuth2Validator(OAuth2Validator):
                 refresh_token=refresh_token, account_id=binding.account_id
             )
         return refresh_token
+
+
+@contextmanager
+def _code_consumed_meanwhile(code: str, request):
+    try:
+        yield
+    except get_grant_model().DoesNotExist:
+        _revoke_tokens_of_replayed_code(code)
+        raise errors.InvalidGrantError(request=request) from None
 
 
 def _revoke_tokens_of_replayed_code(code: str) -> None:

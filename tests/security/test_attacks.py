@@ -773,6 +773,46 @@ def test_two_exchanges_of_one_code_at_once_leave_no_token_alive(module_admin):
         assert tools_list(Client(), issued["access_token"]) == 401
 
 
+@pytest.mark.parametrize(
+    "consumed_before", ["get_code_challenge", "get_code_challenge_method", "confirm_redirect_uri"]
+)
+def test_a_code_consumed_by_another_exchange_between_its_checks_is_a_replay(
+    module_admin, monkeypatch, consumed_before
+):
+    """The race above, made certain: the other exchange ends the code after this one's
+    validate_code and before one of its later reads of the grant. Found when the race test
+    answered 500 (Grant.DoesNotExist) under load on 2026-12-06."""
+    from oauth2_provider.models import get_grant_model
+
+    from outreach.oauth import KitOAuth2Validator
+
+    registered = register(Client(), "Racer").json()
+    flow = Authorization(registered["client_id"])
+    code = flow.consent(signed_in(module_admin.user), module_admin.account.slug)
+    first = flow.exchange(Client(), code)  # the other exchange, which won
+    assert first.status_code == 200
+    real = getattr(KitOAuth2Validator, consumed_before)
+
+    def after_the_other_exchange(self, *args, **kwargs):
+        get_grant_model().objects.filter(code=code).delete()
+        return real(self, *args, **kwargs)
+
+    original_validate = KitOAuth2Validator.validate_code
+
+    def validated_before_the_other_exchange(self, client_id, code_, client, request, *a, **k):
+        request.scopes = ["outreach_read"]
+        request.user = module_admin.user
+        return True  # as it found the grant a moment before
+
+    monkeypatch.setattr(KitOAuth2Validator, consumed_before, after_the_other_exchange)
+    monkeypatch.setattr(KitOAuth2Validator, "validate_code", validated_before_the_other_exchange)
+    second = flow.exchange(Client(), code)
+    monkeypatch.setattr(KitOAuth2Validator, "validate_code", original_validate)
+    assert second.status_code == 400
+    assert second.json()["error"] == "invalid_grant"
+    assert tools_list(Client(), first.json()["access_token"]) == 401  # a replay: revoked
+
+
 # --- Third round: what the code review found ------------------------------------------------
 
 
