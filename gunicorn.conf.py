@@ -26,6 +26,8 @@ def post_worker_init(worker):
     from prospect_memory.core.embeddings import get_provider
 
     integrity.warm()
+    # Options the provider cannot be built from (a model name mistyped) stop the server too,
+    # as the system check says (prospect_memory.E004).
     provider = get_provider()
     # A local model's file that is missing or not the one its manifest pins (another, or
     # cut short) stops the server before it serves, naming the file and the hash expected:
@@ -34,7 +36,7 @@ def post_worker_init(worker):
     provider.verify()
     try:
         provider.warm()
-    except Exception as error:  # a worker that fails to boot stops the whole server: serve
-        # pages and store notes pending instead; the system check says what is wrong.
+    except Exception as error:  # a model that is pinned but cannot load (onnxruntime's own
+        # errors): serve pages and store notes pending; the system check says what is wrong.
         worker.log.error("the embedding provider could not be loaded: %s", error)
     gc.freeze()

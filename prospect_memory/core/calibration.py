@@ -6,9 +6,10 @@ unrelated fact about the same company (``unrelated``), in one language (``en``) 
 two (``en-de``: its first note in English, its second in German). A near duplicate is the
 same finding, restated or in other words; an overlap is that or another fact on the same
 topic (SPEC 17). For a model, the report gives each class's distances by language, the
-precision, recall and F1 of both thresholds as they stand and at their best (the threshold
-with the highest F1 on the pairs fitted), and what an agent sees per language: how often
-each class comes back as a near duplicate or an overlap.
+precision, recall and F1 of both thresholds as they stand and at their best (on the pairs
+fitted: the highest F1 for near duplicates, F0.5 for overlaps, F0.5 on restated pairs for
+consolidation's merges), and what an agent sees per language: how often each class comes
+back as a near duplicate or an overlap.
 
 Each pair belongs to a split: ``dev`` pairs fit the thresholds, ``holdout`` pairs are only
 ever measured, so the report says how the thresholds do on pairs they were not fitted on.
@@ -33,6 +34,9 @@ OVERLAP_BETA = 0.5
 #: What each threshold should catch.
 NEAR_DUPLICATE = frozenset({"restated", "paraphrase"})
 OVERLAP = frozenset({"restated", "paraphrase", "same_topic"})
+#: What consolidation may merge on its own: the same finding restated, never a paraphrase
+#: that may hold a nuance, let alone another fact (an entry merged becomes an alias).
+MERGE = frozenset({"restated"})
 
 
 @dataclass(frozen=True)
@@ -239,7 +243,12 @@ def calibrate(
     if overlap.threshold < near.threshold:
         overlap = score(measured, OVERLAP, near.threshold)
         assert overlap is not None  # best() found overlap pairs among them
-    report.best = {"near_duplicate": near, "overlap": overlap}
+    merge = best(measured, MERGE, beta=OVERLAP_BETA)
+    report.best = {
+        "near_duplicate": near,
+        "overlap": overlap,
+        "merge": merge if merge.threshold <= near.threshold else near,
+    }
     for language in sorted({p.language for p in pairs}):
         mine = [(distance[p.id], p.kind) for p in pairs if p.language == language]
         report.per_language[language] = {

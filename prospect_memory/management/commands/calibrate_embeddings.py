@@ -76,13 +76,14 @@ class Command(BaseCommand):
         self.stdout.write(f"In force: {in_force.source}.")
         if write:
             near, overlap = report.best["near_duplicate"], report.best["overlap"]
+            merge = report.best["merge"]
             try:
                 where = thresholds.write(
                     provider.model,
                     {
                         "near_duplicate": near.threshold,
                         "overlap": overlap.threshold,
-                        "merge": near.threshold,
+                        "merge": merge.threshold,
                         "source": f"calibrate_embeddings on {report.pairs} pairs, "
                         f"{date.today().isoformat()}",
                         "near_duplicate_precision_recall": [
