@@ -194,6 +194,18 @@ def backfill(target: EmbeddingTarget, *, limit: int = 1000) -> int:
     return embed_rows(target, rows) if rows else 0
 
 
+def waiting(target: EmbeddingTarget) -> int:
+    """How many rows of every account the backfill has still to embed with the model in
+    force (pending, or embedded or failed by another model)."""
+    model = get_provider().model
+    return (
+        target.backlog()
+        .exclude(embedding_status=FAILED, embedding_model=model)
+        .exclude(embedding_status=READY, embedding_model=model)
+        .count()
+    )
+
+
 @dataclass(frozen=True)
 class Progress:
     """How far one account's rows of a target are embedded by the model in force."""

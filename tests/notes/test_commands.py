@@ -54,7 +54,22 @@ def test_backfill_embeddings_command(admin_actor):
     Note.objects.filter(id=note.id).update(
         embedding=None, embedding_status="pending", embedding_model=""
     )
-    assert "Notes: 1 embedded." in run("backfill_embeddings")
+    assert "Notes: 1 embedded by kit-local-hash-v1, 0 wait." in run("backfill_embeddings")
     assert Note.objects.get(id=note.id).embedding_status == "ready"
+
+
+def test_backfill_embeddings_goes_on_until_nothing_waits(admin_actor):
+    """An upgrade's re-embedding, run by hand: a batch at a time, each kept, with how many
+    rows still wait after each."""
+    from tests.factories import save_note
+
+    for n in range(5):
+        save_note(admin_actor, body=f"Acme finding number {n}.")
+    Note.objects.update(embedding=None, embedding_status="pending", embedding_model="")
+    out = run("backfill_embeddings", "--limit", "2", "--all")
+    assert "Notes: 2 embedded by kit-local-hash-v1, 3 wait." in out
+    assert "Notes: 4 embedded by kit-local-hash-v1, 1 wait." in out
+    assert "Notes: 5 embedded by kit-local-hash-v1, 0 wait." in out
+    assert not Note.objects.exclude(embedding_status="ready").exists()
     with pytest.raises(CommandError, match="at least 1"):
         run("backfill_embeddings", "--limit", "0")

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from prospect_memory.core import pipeline
-from prospect_memory.core.embeddings import EmbeddingError
+from prospect_memory.core.embeddings import EmbeddingError, get_provider
 
 
 class Command(BaseCommand):
@@ -13,16 +13,30 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--limit", type=int, default=1000, help="rows per kind, at most")
+        parser.add_argument(
+            "--all",
+            action="store_true",
+            help="go on, a batch of --limit at a time, until nothing waits (each batch is "
+            "kept as it is done: stopped, the command goes on where it stopped)",
+        )
 
-    def handle(self, *args, limit, **options):
+    def handle(self, *args, limit, all=False, **options):
         if limit < 1:
             raise CommandError("--limit must be at least 1")
+        model = get_provider().model
         for target in pipeline.targets():
-            try:
-                stored = pipeline.backfill(target, limit=limit)
-            except EmbeddingError as exc:
-                raise CommandError(
-                    f"the embedding provider failed: {exc}; try again later"
-                ) from None
             kind = str(target.model._meta.verbose_name_plural).capitalize()
-            self.stdout.write(f"{kind}: {stored} embedded.")
+            stored = 0
+            while True:
+                try:
+                    done = pipeline.backfill(target, limit=limit)
+                except EmbeddingError as exc:
+                    raise CommandError(
+                        f"the embedding provider failed: {exc}; try again later"
+                    ) from None
+                stored += done
+                left = pipeline.waiting(target)
+                if not all or not done or not left:
+                    break
+                self.stdout.write(f"{kind}: {stored} embedded by {model}, {left} wait.")
+            self.stdout.write(f"{kind}: {stored} embedded by {model}, {left} wait.")
