@@ -145,17 +145,16 @@ class PackedWeights:
             "emb.word": (_PACKED, self.vocabulary_rows * hidden),
             "emb.pos": (_FLOAT, self.positions * hidden),
             "emb.type": (_FLOAT, 2 * hidden),
-            "emb.ln.w": (_FLOAT, hidden),
-            "emb.ln.b": (_FLOAT, hidden),
         }
-        for layer in range(shape["layers"]):
-            for part in _MATRICES:
-                rows, columns = _matrix_shape(part, shape)
-                wanted[f"l{layer}.{part}.w"] = (_PACKED, rows * columns)
-                wanted[f"l{layer}.{part}.b"] = (_FLOAT, rows)
-            for norm in _NORMS:
-                wanted[f"l{layer}.{norm}.w"] = (_FLOAT, hidden)
-                wanted[f"l{layer}.{norm}.b"] = (_FLOAT, hidden)
+        # The encoder's own, as its graph names them (a matrix's scales are Kit's, not the
+        # file's).
+        for name, (kind, dims) in encoder_weight_names(shape).items():
+            if not name.endswith(".w.scale"):
+                packed = kind == "int8"
+                wanted[name] = (
+                    _PACKED if packed else _FLOAT,
+                    dims[0] * dims[1] if packed else dims[0],
+                )
         for name, (kind, count) in wanted.items():
             tensor = tensors.get(name)
             if tensor is None:
@@ -335,10 +334,9 @@ class PackedRunner:
         self.token_type = weights.floats("emb.type").reshape(2, hidden)[0]
         # The encoder's weights, kept alive as long as the session that reads them.
         self._initializers: dict[str, Any] = {}
-        for name, (kind, _dims) in encoder_weight_names(shape).items():
+        for name, (kind, dims) in encoder_weight_names(shape).items():
             if kind == "int8":
-                layer_part = name.removesuffix(".w")
-                rows = _matrix_shape(layer_part.split(".")[1], shape)[0]
+                _columns, rows = dims
                 matrix, scales = int8_columns(weights.blocks(name, rows))
                 self._initializers[name] = matrix
                 self._initializers[f"{name}.scale"] = scales
