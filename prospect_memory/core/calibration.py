@@ -102,8 +102,12 @@ class Score:
 
     @property
     def f1(self) -> float:
-        total = self.precision + self.recall
-        return 2 * self.precision * self.recall / total if total else 0.0
+        return self.f_beta(1.0)
+
+    def f_beta(self, beta: float) -> float:
+        """F-beta: below 1 precision weighs more, above 1 recall."""
+        weighted = beta**2 * self.precision + self.recall
+        return (1 + beta**2) * self.precision * self.recall / weighted if weighted else 0.0
 
 
 def score(
@@ -146,13 +150,8 @@ def best(measured: list[tuple[float, str]], positive: frozenset[str], beta: floa
     distances = sorted({round(d, 4) for d, _ in measured})
     candidates = [(a + b) / 2 for a, b in itertools.pairwise(distances)]
     scored = [score(measured, positive, round(c, 3)) for c in candidates]
-
-    def f(s: Score) -> float:
-        weighted = beta**2 * s.precision + s.recall
-        return (1 + beta**2) * s.precision * s.recall / weighted if weighted else 0.0
-
-    top = max(f(s) for s in scored)
-    return next(s for s in scored if math.isclose(f(s), top))
+    top = max(s.f_beta(beta) for s in scored)
+    return next(s for s in scored if math.isclose(s.f_beta(beta), top))
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
