@@ -43,6 +43,7 @@ from outreach.errors import (
 from outreach.guides import WRITING_GUIDE
 from outreach.oauth import API_PATH, BearerGrant, authenticate_bearer, bearer_challenge
 from outreach.operations import Operation, execute, require_scope
+from outreach.schema import ERROR_ENVELOPE
 from outreach.selectors import member_for_request
 
 
@@ -96,22 +97,6 @@ class OperationApi(APIView):
 
 
 # --- serving an operation --------------------------------------------------------------------
-
-ERROR = {
-    "type": "object",
-    "properties": {
-        "error": {
-            "type": "object",
-            "properties": {
-                "code": {"type": "string"},
-                "message": {"type": "string"},
-                "details": {"type": "object"},
-            },
-            "required": ["code", "message", "details"],
-        }
-    },
-    "required": ["error"],
-}
 
 _ERROR_STATUSES = {
     400: "Invalid input",
@@ -228,7 +213,7 @@ class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...
                 codes[refusal.http_status].append(refusal.code)
         responses = {
             status: OpenApiResponse(
-                ERROR, description=f"{_ERROR_STATUSES[status]}: {', '.join(codes[status])}"
+                ERROR_ENVELOPE, description=f"{_ERROR_STATUSES[status]}: {', '.join(codes[status])}"
             )
             for status in sorted(codes)
         }

@@ -22,3 +22,34 @@ def closed_object(properties: dict, *, required: list[str] | None = None) -> dic
         "required": list(properties) if required is None else required,
         "additionalProperties": False,
     }
+
+
+#: What a refused call carries, over REST and MCP alike (SPEC 6, 7 and 18): a stable
+#: ``code`` to branch on, a ``message`` that says what to do next, and ``details``.
+ERROR_OBJECT = {
+    "type": "object",
+    "properties": {
+        "code": STRING,
+        "message": STRING,
+        "details": {"type": "object"},
+    },
+    "required": ["code", "message", "details"],
+}
+ERROR_ENVELOPE = {
+    "type": "object",
+    "properties": {"error": ERROR_OBJECT},
+    "required": ["error"],
+}
+
+
+def result_schema(data_schema: dict) -> dict:
+    """An answer is ``{"data": ...}`` or ``{"error": ...}``, never both.
+
+    MCP clients validate a tool's structured content against its ``outputSchema``; the
+    TypeScript SDK does so for refused calls too, so the schema admits both forms."""
+    return {
+        "type": "object",
+        "properties": {"data": data_schema, "error": ERROR_OBJECT},
+        "oneOf": [{"required": ["data"]}, {"required": ["error"]}],
+        "additionalProperties": False,
+    }

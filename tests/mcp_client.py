@@ -13,6 +13,19 @@ from tests.helpers import READ_WRITE, token
 #: `server/discover` probe with its fallback (auto), and the stateless 2026-07-28 protocol.
 MODES = ["legacy", "auto", "2026-07-28"]
 
+#: The tools an agent is offered (SPEC 5, 12, 13).
+TOOLS = {
+    "outreach_recall_prospect_context",
+    "outreach_save_prospect_research",
+    "outreach_compact_prospect_context",
+    "outreach_get_writing_guide",
+    "outreach_store_business_memory",
+    "outreach_recall_business_memory",
+    "outreach_list_business_memory",
+    "outreach_search_business_memory",
+    "outreach_search_knowledge",
+}
+
 
 def token_for(live_kit, member, scopes=READ_WRITE):
     """A token for the live server, as Claude Code would hold it."""

@@ -10,15 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from outreach.operations import Operation
+from outreach.schema import result_schema
 
 
 def output_schema(operation: Operation) -> dict[str, Any]:
-    """A tool result's structured content is ``{"data": ...}``."""
-    return {
-        "type": "object",
-        "properties": {"data": operation.data_schema},
-        "required": ["data"],
-    }
+    """A tool result's structured content: ``{"data": ...}``, or ``{"error": ...}`` when
+    ``isError`` is true."""
+    return result_schema(operation.data_schema)
 
 
 def listing(operation: Operation) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 import json
 from datetime import timedelta
 
+import jsonschema
 import pytest
 from django.utils import timezone
 from oauth2_provider.models import AccessToken
@@ -192,7 +193,17 @@ def test_tools_list_carries_schemas_for_every_tool(client, token):
     for tool in tools:
         assert tool["inputSchema"]["type"] == "object"
         assert tool["inputSchema"]["additionalProperties"] is False
-        assert tool["outputSchema"]["required"] == ["data"]
+        # A result is {"data": ...} or, refused, {"error": ...}: the TypeScript SDK validates
+        # both against the declared schema (SPEC 18).
+        schema = tool["outputSchema"]
+        assert schema["type"] == "object"
+        assert schema["oneOf"] == [{"required": ["data"]}, {"required": ["error"]}]
+        refused = {"error": {"code": "validation_error", "message": "m", "details": {}}}
+        jsonschema.validate(refused, schema)
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**refused, "data": {}}, schema)
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({"error": {"code": "x"}}, schema)
         assert tool["description"]
 
 

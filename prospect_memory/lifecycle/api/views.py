@@ -8,8 +8,9 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 
 from outreach import scopes
 from outreach.access import require_module_admin
-from outreach.api import ERROR, OperationApi, serve
+from outreach.api import OperationApi, serve
 from outreach.errors import InsufficientScope
+from outreach.schema import ERROR_ENVELOPE
 from prospect_memory.lifecycle import operations
 from prospect_memory.lifecycle.export import export_filename, export_lines
 
@@ -35,9 +36,11 @@ class ExportApi(OperationApi):
             (200, EXPORT_TYPE): OpenApiResponse(
                 OpenApiTypes.BINARY, description="The export (NDJSON), streamed."
             ),
-            401: OpenApiResponse(ERROR, description="Missing, invalid or expired credentials"),
+            401: OpenApiResponse(
+                ERROR_ENVELOPE, description="Missing, invalid or expired credentials"
+            ),
             403: OpenApiResponse(
-                ERROR,
+                ERROR_ENVELOPE,
                 description="Not allowed: insufficient_scope, addon_required, "
                 "subscription_inactive, not_module_admin",
             ),
