@@ -250,8 +250,14 @@ OAUTH2_PROVIDER = {
     "OAUTH2_PROTECTED_RESOURCE_BEARER_METHODS_SUPPORTED": ["header"],
 }
 # The public origin (scheme://host[:port]) when Kit sits behind a proxy that rewrites it;
-# resource identifiers, OAuth metadata and issued tokens name it. Unset: from the request.
+# resource identifiers, OAuth metadata and issued tokens name it. Unset: from the request,
+# and for operator commands (issue_token, seed_demo) http://KIT_ADDRESS, where scripts/run
+# serves (outreach.oauth.configured_origin).
 KIT_PUBLIC_URL = env("KIT_PUBLIC_URL", default="")
+KIT_ADDRESS = env("KIT_ADDRESS", default="127.0.0.1:8000")
+# The authorization server's one issuer (RFC 8414, RFC 9207) is that origin too: metadata,
+# its endpoints, `iss` in redirects and the resources' `authorization_servers` name it.
+OAUTH2_PROVIDER["OIDC_ISS_ENDPOINT"] = KIT_PUBLIC_URL.rstrip("/")
 # Writes (save, compact, delete, restore) per OAuth client per account per minute; 0: off.
 KIT_WRITES_PER_MINUTE_PER_CLIENT = env.int("KIT_WRITES_PER_MINUTE_PER_CLIENT", default=60)
 # What gunicorn takes (gunicorn.conf.py); named here for the docs Kit serves.

@@ -2,17 +2,19 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
-from oauth2_provider import urls as oauth2_urls
 from oauth2_provider import views as oauth2_views
 
 from kit import views
 from outreach import views as outreach_views
 from outreach.api import WritingGuideApi, api_not_found
 from outreach.mcp.views import mcp_endpoint
+from outreach.oauth import MCP_PATH
 from outreach.views import (
     KitAuthorizationView,
     KitClientManagementView,
     KitClientRegistrationView,
+    KitResourceMetadataView,
+    KitServerMetadataView,
 )
 
 # django-oauth-toolkit under /o/, and its RFC 8414 / RFC 9728 metadata at the origin where
@@ -30,7 +32,27 @@ oauth2_patterns = (
             KitClientManagementView.as_view(),
             name="dcr-register-management",
         ),
-        *oauth2_urls.metadata_urlpatterns,
+        # RFC 8414: Kit's one issuer at the root, and where an MCP client that takes the
+        # endpoint's path for the issuer's looks (path-inserted and path-appended).
+        *[
+            path(route, KitServerMetadataView.as_view(), name=name)
+            for route, name in [
+                (".well-known/oauth-authorization-server", "oauth-server-metadata"),
+                (f".well-known/oauth-authorization-server{MCP_PATH}", "oauth-server-metadata-mcp"),
+                (f"{MCP_PATH[1:]}/.well-known/oauth-authorization-server", "oauth-server-mcp"),
+            ]
+        ],
+        # RFC 9728: each resource's metadata.
+        path(
+            ".well-known/oauth-protected-resource",
+            KitResourceMetadataView.as_view(),
+            name="oauth-resource-metadata",
+        ),
+        path(
+            ".well-known/oauth-protected-resource/<path:resource_path>",
+            KitResourceMetadataView.as_view(),
+            name="oauth-resource-metadata-path",
+        ),
     ],
     "oauth2_provider",
 )

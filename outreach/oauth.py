@@ -51,6 +51,8 @@ logger = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 API_PATH = "/api/"
+#: Where RFC 8414 puts the authorization server's metadata for an issuer without a path.
+METADATA_PATH = "/.well-known/oauth-authorization-server"
 
 
 def _code_hash(code: str) -> str:
@@ -85,6 +87,12 @@ class KitOAuthLibCore(OAuthLibCore):
         headers = dict(headers or {})
         headers.setdefault("Content-Type", "application/json")
         return uri, headers, body, status
+
+
+def configured_origin() -> str:
+    """Kit's public origin where no request tells it (operator commands): ``KIT_PUBLIC_URL``,
+    else ``http://KIT_ADDRESS``, the origin ``scripts/run`` serves and names."""
+    return (settings.KIT_PUBLIC_URL or f"http://{settings.KIT_ADDRESS}").rstrip("/")
 
 
 def origin_of(absolute_uri: str) -> str:

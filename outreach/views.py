@@ -18,7 +18,11 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 from oauth2_provider.forms import AllowForm
 from oauth2_provider.models import get_application_model
-from oauth2_provider.views import AuthorizationView
+from oauth2_provider.views import (
+    AuthorizationView,
+    OAuthProtectedResourceMetadataView,
+    OAuthServerMetadataView,
+)
 from oauth2_provider.views.dynamic_client_registration import (
     DynamicClientRegistrationManagementView,
     DynamicClientRegistrationView,
@@ -26,7 +30,7 @@ from oauth2_provider.views.dynamic_client_registration import (
 
 from outreach.addresses import address_bucket, client_address
 from outreach.clients import client_metadata_problem, client_unverify, consent_client
-from outreach.oauth import public_base_url, resource_problem
+from outreach.oauth import METADATA_PATH, public_base_url, resource_problem
 from outreach.pages import member_required
 from outreach.ratelimit import registration_allowed
 from outreach.selectors import (
@@ -109,6 +113,28 @@ class KitAuthorizationView(AuthorizationView):
     def create_authorization_response(self, request, scopes, credentials, allow):
         credentials = {**credentials, "kit_account_id": self._kit_account_id}
         return super().create_authorization_response(request, scopes, credentials, allow)
+
+
+class KitServerMetadataView(OAuthServerMetadataView):
+    """RFC 8414 metadata naming Kit's one issuer (its origin) at every well-known path a
+    client may try: the root, and for a resource's path the path-inserted and path-appended
+    forms (``/.well-known/oauth-authorization-server/mcp``,
+    ``/mcp/.well-known/oauth-authorization-server``). django-oauth-toolkit would reflect the
+    path into the issuer; RFC 8414 section 3.3 wants the issuer tokens and the other documents
+    carry, so the document is read as if asked at the root."""
+
+    def get(self, request, *args, **kwargs):
+        request.path = METADATA_PATH
+        return super().get(request, *args, **kwargs)
+
+
+class KitResourceMetadataView(OAuthProtectedResourceMetadataView):
+    """RFC 9728 metadata of one of Kit's resources (``/mcp``, ``/api``), named from Kit's
+    public origin, as the tokens for it are."""
+
+    def get_resource(self, request):
+        _, _, path = request.path.partition("/.well-known/oauth-protected-resource")
+        return public_base_url(request) + path.rstrip("/")
 
 
 def _refused(error: str, description: str, *, status: int = 400) -> JsonResponse:

@@ -15,7 +15,13 @@ from django.views.decorators.csrf import csrf_exempt
 from outreach.errors import Unauthenticated
 from outreach.jsonbody import BadJSON, loads
 from outreach.mcp import protocol
-from outreach.oauth import MCP_PATH, authenticate_bearer, bearer_challenge, public_base_url
+from outreach.oauth import (
+    MCP_PATH,
+    BearerGrant,
+    authenticate_bearer,
+    bearer_challenge,
+    public_base_url,
+)
 from outreach.renderers import dumps
 
 MAX_BODY_BYTES = 256 * 1024
@@ -43,9 +49,32 @@ def _request_id(raw: bytes):
     return None
 
 
+def _authenticated(request: HttpRequest, raw: bytes) -> BearerGrant | HttpResponse:
+    """The request's grant, or the 401 that tells a client where to authorize (RFC 9728)."""
+    try:
+        return authenticate_bearer(request, resource_path=MCP_PATH)
+    except Unauthenticated as error:
+        reply = protocol.error_reply(
+            _request_id(raw), protocol.INVALID_REQUEST, error.message, data=error.as_dict()
+        )
+        response = JsonResponse(reply.body, status=401)
+        invalid = error.details.get("reason") != "missing_token"
+        response["WWW-Authenticate"] = bearer_challenge(
+            request,
+            error="invalid_token" if invalid else "",
+            description=error.message if invalid else "",
+        )
+        return response
+
+
 @csrf_exempt
 def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
+        # Authentication first: a client that probes with GET (an SSE stream) or DELETE (a
+        # session's end) without a token learns where to authorize, as with POST (SPEC 18).
+        grant = _authenticated(request, b"")
+        if isinstance(grant, HttpResponse):
+            return grant
         response = JsonResponse(
             {"error": "Kit's MCP endpoint takes JSON-RPC over POST only (no SSE stream)."},
             status=405,
@@ -95,21 +124,9 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
             )
         )
     raw = request.body
-
-    try:
-        grant = authenticate_bearer(request, resource_path=MCP_PATH)
-    except Unauthenticated as error:
-        reply = protocol.error_reply(
-            _request_id(raw), protocol.INVALID_REQUEST, error.message, data=error.as_dict()
-        )
-        response = JsonResponse(reply.body, status=401)
-        invalid = error.details.get("reason") != "missing_token"
-        response["WWW-Authenticate"] = bearer_challenge(
-            request,
-            error="invalid_token" if invalid else "",
-            description=error.message if invalid else "",
-        )
-        return response
+    grant = _authenticated(request, raw)
+    if isinstance(grant, HttpResponse):
+        return grant
 
     try:
         message = loads(raw)

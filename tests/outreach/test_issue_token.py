@@ -73,3 +73,30 @@ def test_seed_demo_prints_a_ready_claude_mcp_add_line():
         "claude mcp add --transport http kit http://127.0.0.1:8000/mcp "
         '--header "Authorization: Bearer '
     )
+
+
+def test_the_token_is_for_where_kit_address_says_the_server_is(settings, client, module_admin):
+    """With ``KIT_ADDRESS`` set (as ``scripts/run`` serves there) and no ``KIT_PUBLIC_URL``,
+    the token is for that origin's resources, the command says so, and the server at that
+    address takes it."""
+    settings.KIT_PUBLIC_URL = ""
+    settings.KIT_ADDRESS = "localhost:8123"
+    out, err = StringIO(), StringIO()
+    call_command("issue_token", "acme-sales", "admin@example.com", stdout=out, stderr=err)
+    stored = AccessToken.objects.get()
+    assert sorted(stored.resource) == ["http://localhost:8123/api/", "http://localhost:8123/mcp"]
+    assert "for http://localhost:8123/api and http://localhost:8123/mcp" in err.getvalue()
+    ping = '{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    bearer = f"Bearer {out.getvalue().strip()}"
+    answer = client.post(
+        "/mcp",
+        data=ping,
+        content_type="application/json",
+        HTTP_AUTHORIZATION=bearer,
+        HTTP_HOST="localhost:8123",
+    )
+    assert answer.status_code == 200
+    elsewhere = client.post(
+        "/mcp", data=ping, content_type="application/json", HTTP_AUTHORIZATION=bearer
+    )
+    assert elsewhere.status_code == 401  # the token is not for http://testserver

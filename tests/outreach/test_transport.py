@@ -54,10 +54,30 @@ def modern(method, params=None, *, name=None, version=MODERN):
 
 
 @pytest.mark.parametrize("method", ["get", "delete", "put"])
-def test_only_post_is_allowed(client, method):
-    response = getattr(client, method)("/mcp")
+def test_only_post_is_allowed(client, token, method):
+    response = getattr(client, method)("/mcp", HTTP_AUTHORIZATION=f"Bearer {token}")
     assert response.status_code == 405
     assert response["Allow"] == "POST"
+
+
+@pytest.mark.parametrize("method", ["get", "post", "delete", "put", "patch"])
+def test_any_method_without_a_token_learns_where_to_authorize(client, method):
+    """A client may probe with GET (an SSE stream) or DELETE (a session's end) before it
+    has a token: every method gets the same challenge as POST (SPEC 18)."""
+    response = client.generic(method.upper(), "/mcp", "{}", content_type="application/json")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == (
+        'Bearer resource_metadata="http://testserver/.well-known/oauth-protected-resource/mcp", '
+        'scope="outreach_read outreach_write"'
+    )
+    assert response.json()["error"]["data"]["error"]["code"] == "unauthenticated"
+
+
+@pytest.mark.parametrize("method", ["get", "delete"])
+def test_a_wrong_token_on_get_or_delete_is_invalid_token(client, method):
+    response = getattr(client, method)("/mcp", HTTP_AUTHORIZATION="Bearer forged")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith('Bearer error="invalid_token"')
 
 
 def test_missing_token_gets_401_with_resource_metadata(client):

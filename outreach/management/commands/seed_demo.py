@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from outreach import scopes
 from outreach.models import Account, Member
+from outreach.oauth import configured_origin
 from outreach.services import (
     access_token_issue,
     account_create,
@@ -79,7 +80,7 @@ class Command(BaseCommand):
         owner = Member.objects.select_related("user", "account").get(
             account__slug=DEMO_SLUG, user__username="demo@kit.test"
         )
-        base = settings.KIT_PUBLIC_URL or "http://127.0.0.1:8000"
+        base = configured_origin()
         token = access_token_issue(
             member=owner,
             scopes=list(scopes.ALL),
