@@ -64,6 +64,7 @@ urlpatterns = [
     path("account/switch", outreach_views.account_switch, name="account-switch"),
     path("", include("prospect_memory.urls")),
     path("healthz", views.healthz, name="healthz"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("mcp", mcp_endpoint, name="mcp"),
     path("api/v1/", include("prospect_memory.notes.api.urls")),
     path("api/v1/business-memory/", include("prospect_memory.business.api.urls")),

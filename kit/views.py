@@ -1,7 +1,12 @@
+from pathlib import Path
+
 from django.db import connection
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.views import defaults
+from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
+
+_FAVICON = (Path(__file__).resolve().parent / "static" / "kit" / "favicon.ico").read_bytes()
 
 
 @require_GET
@@ -18,6 +23,14 @@ def healthz(request):
         },
         status=200 if row else 503,
     )
+
+
+@require_GET
+@cache_control(public=True, max_age=7 * 24 * 3600)
+def favicon(request):
+    """``/favicon.ico``, which browsers ask for on every page that names no icon (the
+    admin's, the API docs'); Kit's own pages link the same file from static."""
+    return HttpResponse(_FAVICON, content_type="image/x-icon")
 
 
 #: Where the clients are programs that read Kit's error envelope, not people.

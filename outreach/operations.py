@@ -46,7 +46,7 @@ from outreach.errors import (
     ValidationFailed,
 )
 from outreach.ratelimit import RateLimited, write_allowed
-from outreach.validation import FieldProblems
+from outreach.validation import FieldProblems, schema_problem
 
 #: What stored text is, said once: in the MCP server's instructions and in the description of
 #: every operation that returns notes or entries (SPEC 15).
@@ -147,11 +147,10 @@ class Operation:
                 missing = error.message.split("'")[1] if "'" in error.message else where
                 where = ".".join([*(str(p) for p in error.path), missing])
                 message = "is required"
-            elif error.validator == "enum":
-                shown = repr(error.instance)[:40]
-                message = f"{shown} is not one of {', '.join(map(str, error.validator_value))}"
             else:
-                message = error.message
+                message = schema_problem(
+                    str(error.validator), error.validator_value, error.instance, error.schema
+                )
             if len(message) > _MESSAGE_CHARS:
                 message = message[:_MESSAGE_CHARS] + "…"
             problems.setdefault(where, []).append(f"{where}: {message}")

@@ -1,8 +1,9 @@
 """What is wrong with what a caller sent, in one wording for every operation.
 
 Each problem begins with the field it is about and says what to send instead ("limit must
-be a whole number from 1 to 20"; a schema problem: "limit: 5000 is greater than the
-maximum of 20"). A call's problems are collected by field and reported together: the
+be a whole number from 1 to 20"; a schema problem: "limit: 5000 is too large; give at most
+20"), in words, never in the schema's or Python's ("is not of type", a regular expression,
+``None``). A call's problems are collected by field and reported together: the
 error's message is the first problem (with how many more there are), its details every
 problem by field. The checks of ``operations.execute`` (the input schema) and each app's
 own rules report through it alike.
@@ -10,8 +11,9 @@ own rules report through it alike.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from outreach.errors import ValidationFailed
 
@@ -54,3 +56,79 @@ class FieldProblems:
         more = len(messages) - 1
         also = f" (and {more} more problem{'s' if more > 1 else ''}, see details)" if more else ""
         raise ValidationFailed(f"{context}{messages[0]}{also}.", details={"fields": self.fields})
+
+
+_KINDS = {
+    "string": "a text",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "array": "a list",
+    "object": "an object",
+    "null": "null",
+}
+_FORMATS = {
+    "date": "a date (YYYY-MM-DD)",
+    "date-time": "a date and time (ISO 8601, e.g. 2026-11-20T09:30:00Z)",
+    "uuid": "an id as Kit gave it (a UUID)",
+    "uri": "a URL",
+}
+
+
+def shown(value: Any, limit: int = 40) -> str:
+    """A value as the caller wrote it (JSON), cut to ``limit`` characters."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a text"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _kinds(wanted: Any) -> str:
+    names = [_KINDS.get(kind, kind) for kind in ([wanted] if isinstance(wanted, str) else wanted)]
+    return " or ".join(names)
+
+
+def schema_problem(validator: str, expected: Any, instance: Any, schema: dict) -> str:
+    """What is wrong with one value, in words, from the keyword of the input schema it
+    broke (``validator``, with its ``expected`` value) and the property's ``schema``; the
+    field's own description, where it has one, says what to send."""
+    hint = schema.get("description", "").rstrip(".")
+    if validator == "type":
+        return f"must be {_kinds(expected)}, not {_json_kind(instance)}"
+    if validator == "not":
+        return "must not be null; give a value"
+    if validator == "minLength":
+        return "must not be empty" if expected == 1 else f"must be at least {expected} characters"
+    if validator == "maxLength":
+        return f"is {len(instance):,} characters; give at most {expected:,}"
+    if validator == "minimum":
+        return f"{shown(instance)} is too small; give at least {expected}"
+    if validator == "maximum":
+        return f"{shown(instance)} is too large; give at most {expected:,}"
+    if validator == "minItems":
+        return "must not be empty" if expected == 1 else f"must list at least {expected} items"
+    if validator == "maxItems":
+        return f"lists {len(instance)} items; give at most {expected}"
+    if validator == "uniqueItems":
+        return "lists the same item twice; give each once"
+    if validator == "pattern":
+        if "\\u0000" in expected or "\x00" in expected:
+            return "must not contain NUL characters (U+0000)"
+        return f"{shown(instance)} is not allowed; {hint or 'see the tool description'}"
+    if validator == "format":
+        return f"{shown(instance)} is not {_FORMATS.get(expected, expected)}"
+    if validator == "enum":
+        return f"{shown(instance)} is not one of {', '.join(map(str, expected))}"
+    if validator == "const":
+        return f"must be {shown(expected)}"
+    return f"{shown(instance)} is not allowed here{'; ' + hint if hint else ''}"

@@ -1,6 +1,7 @@
 """Small helpers shared by tests: waiting on other processes, issuing a token, a lock held
 by another session."""
 
+import re
 import threading
 import time
 from contextlib import contextmanager
@@ -60,3 +61,16 @@ def held_elsewhere(statement: str):
     finally:
         release.set()
         holder.join(10)
+
+
+#: What would give away the schema or the language behind the message.
+INTERNALS = re.compile(
+    r"\^\[|\]\*\$|\[\^|\{'|'type'|is not of type|should not be valid|does not match|"
+    r"is too (short|long)\b|non-empty|\bNone\b|\bTrue\b|\bFalse\b|NoneType|\bdict\b|\bstr\b|"
+    r"\bint\b|jsonschema|Traceback|additionalProperties|minLength|maxLength|minItems"
+)
+
+
+def assert_plain_words(message: str) -> None:
+    found = INTERNALS.search(message)
+    assert found is None, f"{found.group(0)!r} in: {message}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from outreach.access import MEMBER, MODULE_ADMIN
 from outreach.operations import Operation
 from outreach.schema import result_schema
 
@@ -35,6 +36,24 @@ def listing(operation: Operation) -> dict[str, Any]:
             "openWorldHint": False,
         },
     }
+
+
+def who_may_call(operation: Operation) -> str:
+    """Who may call ``operation``, in words (a role decided by the arguments says so in
+    its docstring's first sentence)."""
+    if callable(operation.role):
+        return " ".join((operation.role.__doc__ or "").split()).split(". ")[0].rstrip(".")
+    return {MEMBER: "any member", MODULE_ADMIN: "Outreach module admins"}[operation.role]
+
+
+def markdown_table(operations: list[Operation]) -> str:
+    """The tools as docs/connect.md lists them (checked against the registry by a test)."""
+    rows = [
+        f"| `{operation.name}` | {operation.title} | `{operation.scope}` | "
+        f"{who_may_call(operation)} |"
+        for operation in operations
+    ]
+    return "\n".join(["| tool | what it does | scope | who |", "|---|---|---|---|", *rows])
 
 
 class ToolRegistry:

@@ -364,6 +364,7 @@ class EvictedEntry(Entry):
     class Meta:
         proxy = True
         verbose_name = "evicted or expired entry"
+        verbose_name_plural = "evicted or expired entries"
         permissions = [("restore_evictedentry", "Can restore an evicted or expired entry")]
 
 

@@ -166,6 +166,8 @@ def _unflag(actor: Actor, arguments: dict) -> dict:
 
 
 def _writer(actor: Actor, arguments: dict) -> str:
+    """Outreach module admins for the account layer; any member for their own context
+    (`layer: member`)."""
     return layer_role(arguments.get("layer", Layer.ACCOUNT))
 
 

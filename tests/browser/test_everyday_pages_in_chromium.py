@@ -219,3 +219,45 @@ def test_business_memory_tables_fit_a_laptop_and_a_phone(live_kit, chromium, dem
             assert max(widths) - min(widths) <= 1, widths  # the columns line up
     driver.set_window_size(1280, 1000)
     assert csp_violations(driver) == []
+
+
+#: Every word of a table's headers, and whether the browser split it across lines.
+_BROKEN_WORDS = """
+const broken = [];
+for (const th of document.querySelectorAll('th')) {
+  const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const match of node.textContent.matchAll(/[^\\s-]+/g)) {  // a hyphen may break
+      const range = document.createRange();
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      const lines = new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top)));
+      if (lines.size > 1) broken.push(match[0]);
+    }
+  }
+}
+return broken;
+"""
+
+
+def test_every_page_fits_a_phone_and_no_header_breaks_a_word(live_kit, chromium, demo):
+    """At a phone's width (390 px) no page scrolls sideways, and no column header is cut
+    inside a word (it was: CONFIDE-NCE)."""
+    driver, base = chromium, live_kit.url
+    sign_in(driver, base, "demo@kit.test")
+    pages = ["/", "/business-memory/", "/activity/", "/health/", "/search/?q=hiring"]
+    try:
+        for width in (390, 768, 1024, 1280):
+            driver.set_window_size(width, 900)
+            for page in pages:
+                driver.get(f"{base}{page}")
+                sideways = driver.execute_script(
+                    "return document.documentElement.scrollWidth"
+                    " - document.documentElement.clientWidth"
+                )
+                assert sideways <= 1, (width, page, sideways)
+                assert driver.execute_script(_BROKEN_WORDS) == [], (width, page)
+                if width == 390 and page == "/health/":
+                    shot(driver, "health-phone")
+    finally:
+        driver.set_window_size(1280, 1000)

@@ -9,6 +9,8 @@
 //   sdk        @modelcontextprotocol/sdk's Client over Streamable HTTP (initialize
 //              handshake; it validates every structuredContent against the tool's
 //              outputSchema, errors included), with a bearer token or its own OAuth flow.
+//   remote     the SDK's Client through mcp-remote (a stdio proxy, as Claude Desktop and other
+//              stdio-only hosts connect), with a bearer token in its --header.
 //   inspector  MCP Inspector's CLI (`mcp-inspector-cli --method tools/call ...`), one
 //              process per call, as a person would type it.
 //   modern     the 2026-07-28 protocol, which SDK 1.32.2 does not speak yet: raw HTTP, each
@@ -20,19 +22,24 @@
 //          "results": [{"id", "result"} | {"id", "thrown": {"name", "code", "message"}}]}
 
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, ListToolsResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const INSPECTOR = join(HERE, "node_modules/@modelcontextprotocol/inspector-cli/build/index.js");
+const MCP_REMOTE = join(HERE, "node_modules/mcp-remote/dist/proxy.js");
+const SCRATCH = mkdtempSync(join(tmpdir(), "kit-conformance-"));
+process.on("exit", () => rmSync(SCRATCH, { recursive: true, force: true }));
 const CLIENT_INFO = { name: "kit-conformance", version: "1.0.0" };
 const MODERN = "2026-07-28";
 
@@ -42,8 +49,22 @@ function thrown(error) {
 
 // --- the SDK's Client ---------------------------------------------------------------------
 
-async function sdkSession(url, session) {
+async function remoteSession(url, session) {
+  // As a host's config would start it; its own state goes to a scratch folder, not ~.
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MCP_REMOTE, new URL("/mcp", url).href, "--transport", "http-only", "--header", "Authorization:${KIT_AUTH}"],
+    env: { ...process.env, KIT_AUTH: `Bearer ${session.token}`, MCP_REMOTE_CONFIG_DIR: join(SCRATCH, session.name) },
+    stderr: "ignore",
+  });
+  const client = new Client(CLIENT_INFO);
+  await client.connect(transport);
+  return { client, report: {} };
+}
+
+async function sdkSession(url, session, { remote = false } = {}) {
   const endpoint = new URL("/mcp", url);
+  if (remote) return remoteSession(url, session);
   if (session.token) {
     const transport = new StreamableHTTPClientTransport(endpoint, {
       requestInit: { headers: { Authorization: `Bearer ${session.token}` } },
@@ -144,11 +165,11 @@ async function oauthSession(endpoint, person) {
   return { client, report };
 }
 
-async function runSdk(plan) {
+async function runSdk(plan, options = {}) {
   const sessions = {};
   const out = { sessions: {}, results: [] };
   for (const session of plan.sessions) {
-    const { client, report } = await sdkSession(plan.url, session);
+    const { client, report } = await sdkSession(plan.url, session, options);
     // Listing fills the client's output validators: every later callTool is checked.
     const { tools } = await client.listTools();
     sessions[session.name] = client;
@@ -269,7 +290,12 @@ async function runModern(plan) {
 // --- main ---------------------------------------------------------------------------------
 
 const plan = JSON.parse(readFileSync(0, "utf8"));
-const runners = { sdk: runSdk, inspector: runInspector, modern: runModern };
+const runners = {
+  sdk: runSdk,
+  remote: (plan) => runSdk(plan, { remote: true }),
+  inspector: runInspector,
+  modern: runModern,
+};
 try {
   process.stdout.write(JSON.stringify(await runners[plan.client](plan)));
 } catch (error) {

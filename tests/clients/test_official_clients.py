@@ -1,6 +1,6 @@
 """Every MCP client reads every answer (SPEC 18): Kit's nine tools through the official
-TypeScript SDK, MCP Inspector's CLI and the 2026-07-28 protocol read with the SDK's own
-schemas, against a live server.
+TypeScript SDK (directly and through mcp-remote), MCP Inspector's CLI and the 2026-07-28
+protocol read with the SDK's own schemas, against a live server.
 
 The calls and what each must read as are written here once; ``conformance.mjs`` only drives
 the client. The Python SDK's suite is ``tests/*/test_mcp_client.py``.
@@ -25,7 +25,7 @@ from outreach.ratelimit import WRITE_WINDOW, write_budget_key
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.models import DailySaveCount
 from tests import factories
-from tests.helpers import READ_WRITE, token
+from tests.helpers import READ_WRITE, assert_plain_words, token
 from tests.mcp_client import TOOLS
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -210,15 +210,17 @@ def assert_every_answer_read(seen: dict) -> None:
         result = read_as_an_agent(outcomes[case])
         assert result["isError"] is True, case
         error = result["structuredContent"]["error"]
-        assert error["message"], case
+        assert_plain_words(error["message"])
         assert isinstance(error["details"], dict), case
         read[case] = (error["code"], error["message"])
     wrong = {case: read[case] for case, *_, code in BAD if read[case][0] != code}
     assert not wrong, f"read with another code than expected: {wrong}"
 
 
-@pytest.mark.parametrize("client", ["sdk", "modern"])
+@pytest.mark.parametrize("client", ["sdk", "remote", "modern"])
 def test_every_answer_reads_in_the_typescript_sdk(live_kit, tokens, client):
+    """The SDK's Client straight over Streamable HTTP, through mcp-remote's stdio proxy,
+    and the 2026-07-28 protocol read with the SDK's own schemas."""
     seen = conformance(plan(live_kit, tokens, client))
     assert_every_answer_read(seen)
     if client == "sdk":
