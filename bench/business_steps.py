@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import business_bench as bb  # noqa: E402
+from bench import environment  # noqa: E402
 from bench import memory_bench as mb  # noqa: E402
 
 PATHS = ("store", "update", "append", "increment", "max", "min", "recall", "list", "search", "save")
@@ -51,7 +52,7 @@ def main() -> None:
     parser.add_argument("--confidence", type=int, default=60, help="of the stored entries")
     args = parser.parse_args()
     args.provider = "hashing"
-    mb.setup(args)
+    environment.setup(args)
 
     from prospect_memory.business.selectors import entries_list, entries_search, entry_recall
     from prospect_memory.business.store import entry_store

@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import environment  # noqa: E402
 from bench import memory_bench as mb  # noqa: E402
 
 p = mb.percentile
@@ -197,7 +198,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="wrk runs per size (median kept)")
     args = parser.parse_args()
     sizes = sorted(int(s.replace("_", "")) for s in args.sizes.split(","))
-    mb.setup(args)
+    environment.setup(args)
 
     import random
 

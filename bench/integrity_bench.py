@@ -188,7 +188,7 @@ def report(checks: dict, pages: dict) -> None:
 def main() -> None:
     from argparse import Namespace
 
-    from bench.memory_bench import setup
+    from bench.environment import setup
 
     setup(Namespace(provider="hashing"))  # the pages' costs; the checks embed nothing
     report(checks_cost(), entry_page_cost())

@@ -40,7 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.memory_bench import FACTS, measure_together, percentile, setup  # noqa: E402
+from bench.environment import setup  # noqa: E402
+from bench.memory_bench import FACTS, measure_together, percentile  # noqa: E402
 
 PROBE_NOTES = 20_000
 #: Promoted business memory of the probe account (a layer holds at most 1,000 entries).

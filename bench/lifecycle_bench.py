@@ -33,7 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.memory_bench import body_for, setup  # noqa: E402
+from bench.environment import setup  # noqa: E402
+from bench.memory_bench import body_for  # noqa: E402
 
 NOTES_PER_COMPANY = 10
 DIMENSIONS = 384

@@ -25,7 +25,6 @@ import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -33,6 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.environment import setup  # noqa: E402
 
 PROBE_ACCOUNTS = 10
 NOTES_PER_FILLER_DOSSIER = 10
@@ -47,35 +48,6 @@ FACTS = [
     "signed a partnership with a logistics provider",
     "opened a subsidiary in Warsaw with {n} people",
 ]
-
-
-def setup(args) -> None:
-    scratch = Path(tempfile.mkdtemp(prefix="kit-bench-"))
-    os.environ.setdefault("KIT_DATA_DIR", str(scratch / "data"))
-    os.environ.setdefault("SECRET_KEY", "kit-bench-" + uuid.uuid4().hex * 2)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "kit.settings"
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    # Servers the benchmarks start listen on plain-http loopback, without TLS.
-    os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
-    from prospect_memory.core.crypto import generate_key
-
-    os.environ.setdefault("PROSPECT_MEMORY_ENCRYPTION_KEYS", generate_key())
-    os.environ["PROSPECT_MEMORY_EMBEDDING_PROVIDER"] = args.provider
-    if not os.environ.get("DATABASE_URL"):
-        from kit.db import database_url, throwaway_database
-
-        os.environ["DATABASE_URL"] = database_url(throwaway_database(scratch))
-    import django
-
-    django.setup()
-    from django.conf import settings
-    from django.core.management import call_command
-
-    from prospect_memory.notes.conf import notes_settings
-
-    settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, "DAILY_SAVE_LIMIT": 10**9}
-    notes_settings.reload()
-    call_command("migrate", verbosity=0)
 
 
 def probe_tokens(probes, *, base_url: str, client_name: str, write: bool = False) -> list[str]:

@@ -20,7 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.memory_bench import measure_together, percentile, setup  # noqa: E402
+from bench.environment import setup  # noqa: E402
+from bench.memory_bench import measure_together, percentile  # noqa: E402
 
 QUESTIONS = [
     "who is hiring account executives",

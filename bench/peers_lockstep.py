@@ -131,9 +131,9 @@ def pair(kit, *peer, iterations: int) -> dict:
 
 
 def run(args) -> dict:
-    from bench import business_bench, memory_bench
+    from bench import business_bench, environment, memory_bench
 
-    memory_bench.setup(argparse.Namespace(provider="hashing"))
+    environment.setup(argparse.Namespace(provider="hashing"))
     from django.conf import settings
 
     from outreach.models import Account

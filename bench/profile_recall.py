@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import environment  # noqa: E402
 from bench import memory_bench as mb  # noqa: E402
 
 HOST, PORT = "127.0.0.1", "8000"
@@ -35,7 +36,7 @@ def main() -> None:
     parser.add_argument("--mcp", action="store_true", help="profile MCP recall instead of REST")
     parser.add_argument("--html", help="also write pyinstrument's HTML report here")
     args = parser.parse_args()
-    mb.setup(args)
+    environment.setup(args)
 
     from django.core.handlers.wsgi import WSGIHandler
     from pyinstrument import Profiler

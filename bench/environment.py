@@ -1,0 +1,39 @@
+"""The environment every in-process benchmark runs in: Kit's settings, a throwaway
+embedded PostgreSQL (unless ``DATABASE_URL`` is set), the chosen embedding provider, the
+migrations. One module that the benchmarks import, and that imports none of them."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from pathlib import Path
+
+
+def setup(args) -> None:
+    scratch = Path(tempfile.mkdtemp(prefix="kit-bench-"))
+    os.environ.setdefault("KIT_DATA_DIR", str(scratch / "data"))
+    os.environ.setdefault("SECRET_KEY", "kit-bench-" + uuid.uuid4().hex * 2)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "kit.settings"
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    # Servers the benchmarks start listen on plain-http loopback, without TLS.
+    os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
+    from prospect_memory.core.crypto import generate_key
+
+    os.environ.setdefault("PROSPECT_MEMORY_ENCRYPTION_KEYS", generate_key())
+    os.environ["PROSPECT_MEMORY_EMBEDDING_PROVIDER"] = args.provider
+    if not os.environ.get("DATABASE_URL"):
+        from kit.db import database_url, throwaway_database
+
+        os.environ["DATABASE_URL"] = database_url(throwaway_database(scratch))
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+
+    from prospect_memory.notes.conf import notes_settings
+
+    settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, "DAILY_SAVE_LIMIT": 10**9}
+    notes_settings.reload()
+    call_command("migrate", verbosity=0)
