@@ -4,13 +4,14 @@ migrations. One module that the benchmarks import, and that imports none of them
 
 from __future__ import annotations
 
+import argparse
 import os
 import tempfile
 import uuid
 from pathlib import Path
 
 
-def setup(args) -> None:
+def setup(args: argparse.Namespace) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="kit-bench-"))
     os.environ.setdefault("KIT_DATA_DIR", str(scratch / "data"))
     os.environ.setdefault("SECRET_KEY", "kit-bench-" + uuid.uuid4().hex * 2)

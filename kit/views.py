@@ -1,7 +1,7 @@
 from pathlib import Path
 
 from django.db import connection
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
@@ -10,7 +10,7 @@ _FAVICON = (Path(__file__).resolve().parent / "static" / "kit" / "favicon.ico").
 
 
 @require_GET
-def healthz(request):
+def healthz(request: HttpRequest) -> JsonResponse:
     """Liveness for load balancers: the database answers and pgvector is installed."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
@@ -27,7 +27,7 @@ def healthz(request):
 
 @require_GET
 @cache_control(public=True, max_age=7 * 24 * 3600)
-def favicon(request):
+def favicon(request: HttpRequest) -> HttpResponse:
     """``/favicon.ico``, which browsers ask for on every page that names no icon (the
     admin's, the API docs'); Kit's own pages link the same file from static."""
     return HttpResponse(_FAVICON, content_type="image/x-icon")
@@ -37,7 +37,7 @@ def favicon(request):
 _PROGRAM_PATHS = ("/api/", "/mcp", "/o/")
 
 
-def server_error(request):
+def server_error(request: HttpRequest) -> HttpResponse:
     """An unexpected failure (``handler500``): in Kit's error envelope for API, MCP and
     OAuth clients, Django's page for people. The failure itself is logged by Django."""
     if request.path.startswith(_PROGRAM_PATHS):

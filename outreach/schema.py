@@ -4,6 +4,11 @@ written once here, beside the operation registry, for every app that declares op
 
 from __future__ import annotations
 
+from typing import Any
+
+#: A JSON Schema, as a dict.
+Schema = dict[str, Any]
+
 STRING = {"type": "string"}
 NULLABLE_STRING = {"type": ["string", "null"]}
 INTEGER = {"type": "integer"}
@@ -14,7 +19,7 @@ NULLABLE_DATETIME = {"type": ["string", "null"], "format": "date-time"}
 UUID = {"type": "string", "format": "uuid"}
 
 
-def closed_object(properties: dict, *, required: list[str] | None = None) -> dict:
+def closed_object(properties: Schema, *, required: list[str] | None = None) -> Schema:
     """An object of exactly these properties, all required unless ``required`` says which."""
     return {
         "type": "object",
@@ -42,7 +47,7 @@ ERROR_ENVELOPE = {
 }
 
 
-def result_schema(data_schema: dict) -> dict:
+def result_schema(data_schema: Schema) -> Schema:
     """An answer is ``{"data": ...}`` or ``{"error": ...}``, never both.
 
     MCP clients validate a tool's structured content against its ``outputSchema``; the

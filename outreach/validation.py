@@ -98,7 +98,7 @@ def _kinds(wanted: Any) -> str:
     return " or ".join(names)
 
 
-def schema_problem(validator: str, expected: Any, instance: Any, schema: dict) -> str:
+def schema_problem(validator: str, expected: Any, instance: Any, schema: dict[str, Any]) -> str:
     """What is wrong with one value, in words, from the keyword of the input schema it
     broke (``validator``, with its ``expected`` value) and the property's ``schema``; the
     field's own description, where it has one, says what to send."""

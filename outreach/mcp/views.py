@@ -6,6 +6,7 @@ status codes and challenges); the JSON-RPC conversation is ``outreach.mcp.protoc
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -39,7 +40,7 @@ def _origin_allowed(request: HttpRequest, origin: str) -> bool:
     return f"{parts.scheme}://{parts.netloc}" in allowed
 
 
-def _request_id(raw: bytes):
+def _request_id(raw: bytes) -> Any:
     try:
         message = loads(raw)
     except BadJSON:
@@ -75,12 +76,12 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         grant = _authenticated(request, b"")
         if isinstance(grant, HttpResponse):
             return grant
-        response = JsonResponse(
+        refused = JsonResponse(
             {"error": "Kit's MCP endpoint takes JSON-RPC over POST only (no SSE stream)."},
             status=405,
         )
-        response["Allow"] = "POST"
-        return response
+        refused["Allow"] = "POST"
+        return refused
     origin = request.headers.get("Origin")
     if origin and not _origin_allowed(request, origin):
         return _json(
