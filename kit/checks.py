@@ -14,3 +14,19 @@ def check_development_secrets(app_configs, **kwargs):
         )
         for name in getattr(settings, "DEVELOPMENT_SECRETS", [])
     ]
+
+
+@register(Tags.security, deploy=True)
+def check_public_url(app_configs, **kwargs):
+    """Without ``KIT_PUBLIC_URL`` the OAuth issuer, endpoints and resource identifiers are
+    read from each request's Host header, whose port ``ALLOWED_HOSTS`` does not check."""
+    if settings.KIT_PUBLIC_URL:
+        return []
+    return [
+        Warning(
+            "KIT_PUBLIC_URL is not set: OAuth metadata and the Bearer challenge name the "
+            "origin each request's Host header claims",
+            hint="Set KIT_PUBLIC_URL to Kit's public origin, e.g. https://kit.example.com.",
+            id="kit.W002",
+        )
+    ]

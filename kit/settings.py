@@ -260,6 +260,9 @@ KIT_ADDRESS = env("KIT_ADDRESS", default="127.0.0.1:8000")
 OAUTH2_PROVIDER["OIDC_ISS_ENDPOINT"] = KIT_PUBLIC_URL.rstrip("/")
 # Writes (save, compact, delete, restore) per OAuth client per account per minute; 0: off.
 KIT_WRITES_PER_MINUTE_PER_CLIENT = env.int("KIT_WRITES_PER_MINUTE_PER_CLIENT", default=60)
+# How deep a JSON request body may nest (arrays and objects); deeper is a 400 before any
+# reader recurses into it. Business memory values have their own, lower limit.
+KIT_JSON_MAX_DEPTH = env.int("KIT_JSON_MAX_DEPTH", default=64)
 # What gunicorn takes (gunicorn.conf.py); named here for the docs Kit serves.
 KIT_REQUEST_LINE_MAX_BYTES = REQUEST_LINE_MAX_BYTES
 # Anonymous OAuth client registrations (RFC 7591) per client address per hour; 0: off.

@@ -8,7 +8,7 @@ from kit import views
 from outreach import views as outreach_views
 from outreach.api import WritingGuideApi, api_not_found
 from outreach.mcp.views import mcp_endpoint
-from outreach.oauth import MCP_PATH
+from outreach.oauth import API_PATH, MCP_PATH
 from outreach.views import (
     KitAuthorizationView,
     KitClientManagementView,
@@ -42,17 +42,16 @@ oauth2_patterns = (
                 (f"{MCP_PATH[1:]}/.well-known/oauth-authorization-server", "oauth-server-mcp"),
             ]
         ],
-        # RFC 9728: each resource's metadata.
-        path(
-            ".well-known/oauth-protected-resource",
-            KitResourceMetadataView.as_view(),
-            name="oauth-resource-metadata",
-        ),
-        path(
-            ".well-known/oauth-protected-resource/<path:resource_path>",
-            KitResourceMetadataView.as_view(),
-            name="oauth-resource-metadata-path",
-        ),
+        # RFC 9728: the metadata of each of Kit's two resources, and of nothing else (the
+        # origin itself is not one: Kit issues no token for it).
+        *[
+            path(
+                f".well-known/oauth-protected-resource{resource.rstrip('/')}",
+                KitResourceMetadataView.as_view(),
+                name=f"oauth-resource-metadata-{resource.strip('/')}",
+            )
+            for resource in (MCP_PATH, API_PATH)
+        ],
     ],
     "oauth2_provider",
 )

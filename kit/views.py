@@ -4,7 +4,7 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from django.views.decorators.cache import cache_control
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_safe
 
 _FAVICON = (Path(__file__).resolve().parent / "static" / "kit" / "favicon.ico").read_bytes()
 
@@ -25,7 +25,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     )
 
 
-@require_GET
+@require_safe
 @cache_control(public=True, max_age=7 * 24 * 3600)
 def favicon(request: HttpRequest) -> HttpResponse:
     """``/favicon.ico``, which browsers ask for on every page that names no icon (the

@@ -13,7 +13,8 @@ DESCRIPTIONS = {
     READ: (
         "Read what your account knows: the research saved about companies and your "
         "campaigns' contact with them, the account's business memory and your own private "
-        "context, search across all of it, and Kit's writing guides"
+        "context, search across all of it, and Kit's writing guides; if you administer "
+        "Outreach, export all of it"
     ),
     WRITE: (
         "Save, merge, delete and restore research about companies, and store, delete and "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import secrets
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
@@ -150,8 +151,14 @@ def access_token_issue(
     client_name = (client_name or "").strip()
     if not client_name or len(client_name) > 255:
         raise OutreachInputError("--client must be a name of 1 to 255 characters")
-    if not base_url.startswith(("http://", "https://")):
+    parts = urlsplit(base_url)
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
         raise OutreachInputError(f"base URL {base_url!r} must start with http:// or https://")
+    if parts.path.strip("/") or parts.query or parts.fragment or parts.username:
+        raise OutreachInputError(
+            f"base URL {base_url!r} must be an origin alone (scheme://host[:port]): the "
+            "token is for its /mcp and /api/"
+        )
     with transaction.atomic():
         application = operator_client(client_name)
         raw = secrets.token_urlsafe(32)

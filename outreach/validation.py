@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from outreach.characters import cut, readable
 from outreach.errors import ValidationFailed
 
 T = TypeVar("T")
@@ -67,18 +68,18 @@ _KINDS = {
     "object": "an object",
     "null": "null",
 }
-_FORMATS = {
-    "date": "a date (YYYY-MM-DD)",
-    "date-time": "a date and time (ISO 8601, e.g. 2026-11-20T09:30:00Z)",
-    "uuid": "an id as Kit gave it (a UUID)",
-    "uri": "a URL",
-}
 
 
 def shown(value: Any, limit: int = 40) -> str:
-    """A value as the caller wrote it (JSON), cut to ``limit`` characters."""
+    """A value as the caller wrote it (JSON), cut to ``limit`` characters; an array or an
+    object by its kind and size (never walked), and any character a write would refuse
+    (bidi controls, invisible ones) as U+FFFD, so a message cannot hide what it says."""
+    if isinstance(value, list):
+        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+    if isinstance(value, dict):
+        return f"an object of {len(value)} field{'s' if len(value) != 1 else ''}"
     text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return cut(readable(text), limit)
 
 
 def _json_kind(value: Any) -> str:
@@ -93,9 +94,16 @@ def _json_kind(value: Any) -> str:
     return "a list" if isinstance(value, list) else "an object"
 
 
+def _kinds_list(wanted: Any) -> list[str]:
+    return [wanted] if isinstance(wanted, str) else list(wanted)
+
+
 def _kinds(wanted: Any) -> str:
-    names = [_KINDS.get(kind, kind) for kind in ([wanted] if isinstance(wanted, str) else wanted)]
-    return " or ".join(names)
+    return " or ".join(_KINDS.get(kind, kind) for kind in _kinds_list(wanted))
+
+
+def _listed(values: Any) -> str:
+    return ", ".join(value if isinstance(value, str) else shown(value) for value in values)
 
 
 def schema_problem(validator: str, expected: Any, instance: Any, schema: dict[str, Any]) -> str:
@@ -103,10 +111,13 @@ def schema_problem(validator: str, expected: Any, instance: Any, schema: dict[st
     broke (``validator``, with its ``expected`` value) and the property's ``schema``; the
     field's own description, where it has one, says what to send."""
     hint = schema.get("description", "").rstrip(".")
+    to_send = hint or "see the tool's description of this field"
     if validator == "type":
+        if isinstance(instance, float) and "integer" in _kinds_list(expected):
+            return f"must be {_kinds(expected)}, not {shown(instance)}"
         return f"must be {_kinds(expected)}, not {_json_kind(instance)}"
-    if validator == "not":
-        return "must not be null; give a value"
+    if validator == "not" and expected == {"type": "null"}:
+        return f"must not be null; {to_send}"
     if validator == "minLength":
         return "must not be empty" if expected == 1 else f"must be at least {expected} characters"
     if validator == "maxLength":
@@ -121,14 +132,10 @@ def schema_problem(validator: str, expected: Any, instance: Any, schema: dict[st
         return f"lists {len(instance)} items; give at most {expected}"
     if validator == "uniqueItems":
         return "lists the same item twice; give each once"
-    if validator == "pattern":
-        if "\\u0000" in expected or "\x00" in expected:
-            return "must not contain NUL characters (U+0000)"
-        return f"{shown(instance)} is not allowed; {hint or 'see the tool description'}"
-    if validator == "format":
-        return f"{shown(instance)} is not {_FORMATS.get(expected, expected)}"
+    if validator == "pattern" and isinstance(instance, str) and "\x00" in instance:
+        return "must not contain NUL characters (U+0000)"
     if validator == "enum":
-        return f"{shown(instance)} is not one of {', '.join(map(str, expected))}"
+        return f"{shown(instance)} is not one of {_listed(expected)}"
     if validator == "const":
         return f"must be {shown(expected)}"
-    return f"{shown(instance)} is not allowed here{'; ' + hint if hint else ''}"
+    return f"{shown(instance)} is not allowed here; {to_send}"

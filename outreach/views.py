@@ -3,6 +3,7 @@ picks the account a token acts for) and dynamic client registration."""
 
 from __future__ import annotations
 
+import copy
 import json
 
 from django import forms
@@ -82,6 +83,9 @@ class KitAuthorizationView(AuthorizationView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["memberships"] = self._memberships()
+        # A scope asked for twice ("outreach_read outreach_read") is one permission.
+        if "scopes_descriptions" in context:
+            context["scopes_descriptions"] = list(dict.fromkeys(context["scopes_descriptions"]))
         form = context.get("form")
         application = context.get("application")
         if application is None and form is not None:
@@ -124,8 +128,11 @@ class KitServerMetadataView(OAuthServerMetadataView):
     carry, so the document is read as if asked at the root."""
 
     def get(self, request, *args, **kwargs):
-        request.path = METADATA_PATH
-        return super().get(request, *args, **kwargs)
+        # The toolkit reads the issuer from the path asked for: it is handed a copy asked
+        # at the root (the request itself, which middleware and logs see, is left as is).
+        at_root = copy.copy(request)
+        at_root.path = METADATA_PATH
+        return super().get(at_root, *args, **kwargs)
 
 
 class KitResourceMetadataView(OAuthProtectedResourceMetadataView):

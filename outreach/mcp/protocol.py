@@ -19,10 +19,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from outreach.characters import cut, readable
 from outreach.errors import InsufficientScope, KitError
 from outreach.mcp.registry import listing, registry
 from outreach.operations import STORED_TEXT_IS_DATA, execute
 from outreach.renderers import dumps
+from outreach.validation import shown
 
 logger = logging.getLogger(__name__)
 
@@ -261,9 +263,9 @@ def _call(
     name = params.get("name")
     operation = registry.get(name) if isinstance(name, str) else None
     if operation is None:
-        shown = name[:100] if isinstance(name, str) else name
+        named = cut(readable(name), 100) if isinstance(name, str) else shown(name)
         status = _MODERN_STATUS[INVALID_PARAMS] if modern else 200
-        return error_reply(request_id, INVALID_PARAMS, f"Unknown tool: {shown}", status=status)
+        return error_reply(request_id, INVALID_PARAMS, f"Unknown tool: {named}", status=status)
     arguments = params.get("arguments", {})
     if arguments is None:
         arguments = {}

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from outreach.jsonbody import depth
 from outreach.validation import FieldProblems
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import MergeTypeMismatch, ValidationFailed, ValueTooLarge
@@ -93,18 +94,6 @@ def clean_key(key: object, problems: FieldProblems, field: str = "key") -> str:
     return cleaned
 
 
-def _depth(value: Any) -> int:
-    stack, deepest = [(value, 1)], 0
-    while stack:
-        item, level = stack.pop()
-        deepest = max(deepest, level)
-        if isinstance(item, dict):
-            stack.extend((v, level + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, level + 1) for v in item)
-    return deepest
-
-
 def encode_value(value: Any, field: str = "value") -> str:
     """The stored form of a value: compact JSON, within the size limit, or a refusal."""
     limit = business_settings.VALUE_MAX_BYTES
@@ -135,7 +124,7 @@ def check_value(value: object, problems: FieldProblems) -> None:
         problems.add("value", "value is required and may be any JSON value but null")
         return
     limit = business_settings.VALUE_MAX_DEPTH
-    if _depth(value) > limit:
+    if depth(value) > limit:
         problems.add("value", f"value nests deeper than {limit} levels; flatten it")
         return
     # Invisible and control characters in any string (object keys too) are refused, never
@@ -303,7 +292,7 @@ def _appended(items: list) -> list:
     """The array an append stores, within the depth limit (an item as deep as the limit
     would sit one level deeper in it)."""
     limit = business_settings.VALUE_MAX_DEPTH
-    if _depth(items) > limit:
+    if depth(items) > limit:
         problem = (
             f"value appended would nest deeper than {limit} levels in the array; flatten it "
             "(nothing was changed)"

@@ -53,7 +53,7 @@ async function remoteSession(url, session) {
   // As a host's config would start it; its own state goes to a scratch folder, not ~.
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [MCP_REMOTE, new URL("/mcp", url).href, "--transport", "http-only", "--header", "Authorization:${KIT_AUTH}"],
+    args: [MCP_REMOTE, new URL("/mcp", url).href, "--header", "Authorization:${KIT_AUTH}"],
     env: { ...process.env, KIT_AUTH: `Bearer ${session.token}`, MCP_REMOTE_CONFIG_DIR: join(SCRATCH, session.name) },
     stderr: "ignore",
   });

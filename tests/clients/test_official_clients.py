@@ -9,8 +9,11 @@ the client. The Python SDK's suite is ``tests/*/test_mcp_client.py``.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,7 @@ from django.utils import timezone
 
 from outreach.access import Actor
 from outreach.clients import operator_client
+from outreach.mcp.registry import registry
 from outreach.models import ClientRateWindow
 from outreach.ratelimit import WRITE_WINDOW, write_budget_key
 from prospect_memory.notes.conf import notes_settings
@@ -48,16 +52,24 @@ def conformance(plan: dict) -> dict:
             "the TypeScript MCP clients are not installed: run `scripts/client-deps` "
             "(npm ci in tests/clients; `scripts/test` runs it when npm is present)."
         )
-    done = subprocess.run(
+    # In a process group of its own: on a timeout, mcp-remote and Inspector's processes
+    # go with it.
+    node = subprocess.Popen(
         [NODE, str(HERE / "conformance.mjs")],
-        input=json.dumps(plan),
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=600,
-        check=False,
+        start_new_session=True,
     )
-    assert done.returncode == 0, done.stderr[-4000:]
-    return json.loads(done.stdout)
+    try:
+        stdout, stderr = node.communicate(json.dumps(plan), timeout=600)
+    except subprocess.TimeoutExpired:
+        os.killpg(node.pid, signal.SIGKILL)
+        node.communicate()
+        raise
+    assert node.returncode == 0, stderr[-4000:]
+    return json.loads(stdout)
 
 
 def note(domain="acme.dev", body="Acme raised a Series B of 40M led by Example Ventures."):
@@ -136,7 +148,28 @@ BAD = [
     ("kind-unknown", "member", "outreach_search_knowledge", {"query": "funding", "kinds": ["secrets"]}, "validation_error"),
     ("addon-off", "no_addon", "outreach_recall_prospect_context", {"domain": "acme.dev"}, "addon_required"),
     ("subscription-off", "canceled", "outreach_recall_prospect_context", {"domain": "acme.dev"}, "subscription_inactive"),
+    ("key-missing", "member", "outreach_recall_business_memory", {"key": "-x"}, "validation_error"),
 ]  # fmt: skip
+
+
+def _schema_refusals() -> list[tuple]:
+    """Every tool, refused for its arguments as its own input schema reads them: an unknown
+    argument, a wrong type, and its required arguments left out."""
+    refusals = []
+    for operation in registry.all():
+        schema, name = operation.input_schema, operation.name
+        first, spec = next(iter(schema["properties"].items()))
+        wrong = "x" if "string" not in str(spec.get("type")) else 42
+        refusals += [
+            (f"{name}:unknown", "admin", name, {"colour": "red"}, "validation_error"),
+            (f"{name}:type", "admin", name, {first: wrong}, "validation_error"),
+        ]
+        if schema.get("required"):
+            refusals.append((f"{name}:missing", "admin", name, {}, "validation_error"))
+    return refusals
+
+
+BAD += _schema_refusals()
 
 
 @pytest.fixture
@@ -147,11 +180,11 @@ def tokens(live_kit, account):
     for i in range(notes_settings.DOMAIN_NOTE_LIMIT):
         factories.save_note(Actor.for_member(admin), domain="full.dev", body=f"fact {i}")
     busy = factories.member(factories.account("busy-co"), admin=True)
-    DailySaveCount.objects.create(
-        account=busy.account,
-        day=timezone.now().date(),
-        saves=notes_settings.DAILY_SAVE_LIMIT,
-    )
+    today = timezone.now().date()
+    for day in (today, today + timedelta(days=1)):  # a run may cross midnight UTC
+        DailySaveCount.objects.create(
+            account=busy.account, day=day, saves=notes_settings.DAILY_SAVE_LIMIT
+        )
     limited = factories.member(factories.account("limited-co"), admin=True)
     issued = {"limited": token(limited, READ_WRITE, client_name=CLIENT_NAME, base_url=live_kit.url)}
     # The write budget is spent for this minute and the next two, so a minute turning over

@@ -9,6 +9,7 @@ def test_favicon_is_an_icon(client):
     assert answer["Content-Type"] == "image/x-icon"
     assert answer.content[:4] == b"\x00\x00\x01\x00"  # an ICO with one image
     assert "max-age" in answer["Cache-Control"]
+    assert client.head("/favicon.ico").status_code == 200
 
 
 @pytest.mark.django_db

@@ -1,6 +1,7 @@
 """``scripts/run`` leaves nothing running when it stops: Ctrl-C (SIGINT to its process
-group, as a terminal sends it) or SIGTERM (to the script, as a supervisor sends it) stops the
-development server and the embedded PostgreSQL it started."""
+group, as a terminal sends it) or SIGTERM (to the script, as a supervisor sends it), while it
+serves or while it still migrates, stops the development server and the embedded PostgreSQL
+it started; a PostgreSQL that was already running (for a worker, say) is left running."""
 
 from __future__ import annotations
 
@@ -45,12 +46,31 @@ def data_dir(tmp_path_factory):
     )
 
 
-@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def _python(*args: str, data_dir: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(ROOT / ".venv/bin/python"), *args],
+        env={**_environment(), "KIT_DATA_DIR": str(data_dir)},
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+
+
+def _environment() -> dict[str, str]:
+    unset = {"DATABASE_URL", "DJANGO_SETTINGS_MODULE"}  # the suite's, not a developer's
+    return {key: value for key, value in os.environ.items() if key not in unset}
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm", "ctrl-c-while-migrating", "already-running"])
 def test_stopping_scripts_run_leaves_no_process(data_dir, how, tmp_path):
     address = f"127.0.0.1:{free_port()}"
-    unset = {"DATABASE_URL", "DJANGO_SETTINGS_MODULE"}  # the suite's, not a developer's
-    env = {key: value for key, value in os.environ.items() if key not in unset}
-    env |= {"KIT_DATA_DIR": str(data_dir), "KIT_ADDRESS": address}
+    postgres = str(data_dir / "postgres")
+    if how == "already-running":
+        start = f"from pathlib import Path; from kit.db import embedded_database as e; e(Path({str(data_dir)!r}))"
+        _python("-c", start, data_dir=data_dir)
+        assert processes_naming(postgres)
+    env = _environment() | {"KIT_DATA_DIR": str(data_dir), "KIT_ADDRESS": address}
     log = (tmp_path / "run.log").open("w")
     run = subprocess.Popen(
         [str(ROOT / "scripts/run")],
@@ -65,22 +85,31 @@ def test_stopping_scripts_run_leaves_no_process(data_dir, how, tmp_path):
         while True:
             assert run.poll() is None, (tmp_path / "run.log").read_text()[-3000:]
             assert time.monotonic() < deadline, "scripts/run did not start serving"
+            migrating = processes_naming("manage.py migrate") and processes_naming(postgres)
+            if how == "ctrl-c-while-migrating" and migrating:
+                break
             try:
                 with urllib.request.urlopen(f"http://{address}/healthz", timeout=2):
                     break
             except OSError:
-                time.sleep(0.5)
-        assert processes_naming(str(data_dir / "postgres"))
-        if how == "ctrl-c":
-            os.killpg(run.pid, signal.SIGINT)
-        else:
+                time.sleep(0.2)
+        assert processes_naming(postgres)
+        if how == "sigterm":
             run.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(run.pid, signal.SIGINT)
         assert run.wait(60) in {130, 143}
         deadline = time.monotonic() + 15
-        while left := processes_naming(str(data_dir / "postgres")) + processes_naming(address):
+        while left := processes_naming(address) + processes_naming("manage.py"):
             assert time.monotonic() < deadline, left
             time.sleep(0.2)
-        assert "stopped the embedded PostgreSQL" in (tmp_path / "run.log").read_text()
+        if how == "already-running":
+            assert processes_naming(postgres), "a database it did not start was stopped"
+            _python("-m", "kit.db", "stop", data_dir=data_dir)
+        else:
+            while left := processes_naming(postgres):
+                assert time.monotonic() < deadline, left
+                time.sleep(0.2)
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)

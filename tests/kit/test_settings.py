@@ -35,6 +35,7 @@ def _production_env(tmp_path):
             "SECRET_KEY": "x" * 60 + "production-like-secret-key-Zq9!",
             "PROSPECT_MEMORY_ENCRYPTION_KEYS": generate_key(),
             "ALLOWED_HOSTS": "kit.example.com",
+            "KIT_PUBLIC_URL": "https://kit.example.com",
             "KIT_DATA_DIR": str(tmp_path),
             # The test cluster, so no second server starts for this check.
             "DATABASE_URL": os.environ["DATABASE_URL"],
@@ -55,6 +56,14 @@ def test_check_deploy_is_clean_with_production_like_environment(tmp_path):
     result = _manage("check", "--deploy", "--fail-level", "WARNING", env=_production_env(tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_check_deploy_asks_for_the_public_url(tmp_path):
+    env = _production_env(tmp_path)
+    del env["KIT_PUBLIC_URL"]
+    result = _manage("check", "--deploy", "--fail-level", "WARNING", env=env)
+    assert result.returncode != 0
+    assert "kit.W002" in result.stderr
 
 
 def test_check_deploy_flags_generated_development_secrets(tmp_path):

@@ -16,6 +16,7 @@ READS = [
     "your own private context",
     "search across all of it",
     "writing guides",
+    "if you administer Outreach, export all of it",
 ]
 WRITES = [
     "Save, merge, delete and restore research about companies",
@@ -45,3 +46,8 @@ def test_read_only_names_no_writes(module_admin):
         assert words in page
     for words in WRITES:
         assert words not in page
+
+
+def test_a_scope_asked_twice_is_listed_once(module_admin):
+    page = consent_page(module_admin, "outreach_read+outreach_read+outreach_read")
+    assert page.count(READS[0]) == 1

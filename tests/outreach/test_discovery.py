@@ -57,6 +57,16 @@ def test_behind_a_proxy_the_issuer_is_the_public_origin(settings, path):
     assert resource["authorization_servers"] == ["https://kit.example"]
 
 
+@pytest.mark.parametrize(
+    "path",
+    ["", "/admin", "/..%2f..%2fadmin", "/%E2%80%AEevil", "/mcp/x", "/" + "a" * 5000],
+)
+def test_only_kits_two_resources_have_metadata(client, path):
+    """The origin is not a resource Kit issues tokens for, and no other path is one: a
+    document claiming to protect them would mislead a client."""
+    assert client.get(f"/.well-known/oauth-protected-resource{path}").status_code == 404
+
+
 def test_an_unknown_issuer_path_is_not_found(client):
     """Kit has one issuer: a path that names another is a 404, not a document claiming
     an issuer that does not exist."""

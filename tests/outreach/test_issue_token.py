@@ -56,6 +56,8 @@ def test_scopes_and_expiry(module_admin):
         (["acme-sales", "admin@example.com", "--expires-days", "0"], "between 1 and 365"),
         (["acme-sales", "admin@example.com", "--client", " "], "--client"),
         (["acme-sales", "admin@example.com", "--base-url", "ftp://x"], "http"),
+        (["acme-sales", "admin@example.com", "--base-url", "http://k.example/mcp"], "origin"),
+        (["acme-sales", "admin@example.com", "--base-url", "http://k.example/?a=1"], "origin"),
         (["acme-sales", "admin@example.com", "--scope", "admin"], "invalid choice"),
     ],
 )

@@ -25,6 +25,8 @@ def bad_values(schema: dict) -> list:
     values: list = []
     if kinds:
         values.append(42 if "string" in kinds else "x" if "null" not in kinds else [])
+    if "integer" in kinds:
+        values += [2.5, True]
     if "not" in schema:
         values.append(None)
     if "minLength" in schema:
@@ -72,8 +74,29 @@ def test_every_schema_problem_of_every_tool_is_said_in_words(module_admin):
             problems = error.details.get("fields", {})
             for field, messages in problems.items():
                 for message in messages:
-                    assert message.startswith(f"{field}:") or message.startswith(field), message
+                    assert message.startswith(f"{field}:"), message
                     assert_plain_words(message)
                     walked += 1
             assert_plain_words(error.message)
     assert walked > 150
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        ({"query": "x", "limit": 2.5}, "limit: must be a whole number, not 2.5"),
+        ({"query": "x", "limit": True}, "limit: must be a whole number, not true or false"),
+        ({"query": "x", "kinds": ["secrets"]}, 'kinds.0: "secrets" is not one of business_memory'),
+        ({}, "query: is required: The question, in words"),
+        ({"query": "x", "\u202eevil": 1}, 'unknown argument(s) "\ufffdevil"'),
+    ],
+)
+def test_what_a_message_says(module_admin, arguments, said):
+    """Messages say what was sent and what to send, and never echo a hidden character."""
+    operation = registry.get("outreach_search_knowledge")
+    with pytest.raises(KitError) as refused:
+        execute(
+            operation, actor=Actor.for_member(module_admin), granted=scopes.ALL, arguments=arguments
+        )
+    messages = [m for found in refused.value.details["fields"].values() for m in found]
+    assert any(said in message for message in messages), messages
