@@ -148,7 +148,7 @@ def seed_fillers(target: int, rng: random.Random) -> None:
 
 
 def floor_recall(actor, key: str):
-    from outreach.sql import run_one
+    from pgstatements.rounds import run_one
     from prospect_memory.business.models import Entry
     from prospect_memory.core.crypto import keyring, unseal
 

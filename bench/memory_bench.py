@@ -278,7 +278,7 @@ def floor_recall(actor, domain: str) -> tuple:
     The three reads go the way recall's do (prepared, one round trip, binary rows), so the
     ratio to it measures what recall adds on top: rules, views and payload building.
     """
-    from outreach.sql import run
+    from pgstatements.rounds import run
     from prospect_memory.core.crypto import binding, keyring
     from prospect_memory.notes.selectors import NOTE_TABLE
 

@@ -117,7 +117,7 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # Parameters are bound by PostgreSQL (not spliced into the SQL text by the client), so a
 # statement a connection runs again can be prepared once and only executed after that:
 # psycopg prepares any statement after its 5th use on a connection, and the agent hot paths
-# (outreach/sql.py) on the first. Planning cost more than executing for recall's statements.
+# (pgstatements/rounds.py) on the first. Planning cost more than executing for recall's statements.
 # Behind a connection pooler that does not keep sessions (PgBouncer in transaction mode
 # without max_prepared_statements) set DATABASE_PREPARED_STATEMENTS=false: the same
 # statements then run unprepared.

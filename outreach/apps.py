@@ -14,7 +14,7 @@ class OutreachConfig(AppConfig):
 
         from outreach.guides import WRITING_GUIDE
         from outreach.mcp.registry import registry
-        from outreach.sql import adapt_vectors
+        from pgstatements import adapt_vectors
 
         registry.register(WRITING_GUIDE)
-        connection_created.connect(adapt_vectors, dispatch_uid="outreach.sql.adapt_vectors")
+        connection_created.connect(adapt_vectors, dispatch_uid="pgstatements.adapt_vectors")

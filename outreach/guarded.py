@@ -26,7 +26,7 @@ from functools import cache
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 
-from outreach.sql import Params, inserted_fields, native, prepared
+from pgstatements import Params, inserted_fields, native, prepared
 
 #: The clock of the statement that writes (its start): the lock was taken before it.
 STATEMENT_CLOCK = "statement_timestamp()"
@@ -101,7 +101,7 @@ def insert_when(
     returning: Sequence[str],
     clock: str = STATEMENT_CLOCK,
 ) -> tuple[str, list]:
-    """The ``INSERT`` of an unsaved ``instance`` (as :func:`outreach.sql.insert` writes it)
+    """The ``INSERT`` of an unsaved ``instance`` (as :func:`pgstatements.insert` writes it)
     only if the SQL condition ``when`` holds, returning the columns named; its stamps as
     of ``clock``."""
     table, names, values = _insert_of(type(instance), clock)

@@ -45,7 +45,7 @@ from outreach.models import (
     OAuthRedeemedCode,
     OAuthRefreshTokenAccount,
 )
-from outreach.sql import run_one
+from pgstatements import run_one
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@
 - Client registrations per address per hour: anonymous registration stays open (MCP
   clients register themselves) without letting one address fill the client table.
 
-Each limit is one atomic upsert (:func:`outreach.sql.take_slot`). Reads are not limited
+Each limit is one atomic upsert (:func:`pgstatements.rows.take_slot`). Reads are not limited
 here; the quotas of the memories apply on top.
 """
 
@@ -20,7 +20,7 @@ from django.utils import timezone
 from outreach.access import Actor
 from outreach.errors import KitError
 from outreach.models import AddressRateWindow, ClientRateWindow
-from outreach.sql import take_slot
+from pgstatements import take_slot
 
 WRITE_WINDOW = timedelta(minutes=1)
 REGISTRATION_WINDOW = timedelta(hours=1)

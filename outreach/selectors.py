@@ -15,7 +15,7 @@ from outreach.models import (
     Reply,
     Suppression,
 )
-from outreach.sql import run_one
+from pgstatements import run_one
 
 
 @dataclass(frozen=True)

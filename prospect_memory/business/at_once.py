@@ -43,7 +43,7 @@ from outreach.guarded import (
     update_when,
     written_and,
 )
-from outreach.sql import run_transaction
+from pgstatements import run_transaction
 from prospect_memory.business import promotion
 from prospect_memory.business.access import Place
 from prospect_memory.business.models import Entry, EntryEvent, EntryVersion, Shelf

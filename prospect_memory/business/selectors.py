@@ -16,8 +16,8 @@ from django.db.models import Q
 from oauth2_provider.models import get_application_model
 
 from outreach.access import Actor
-from outreach.sql import run, run_one, vector_param
 from outreach.validation import FieldProblems
+from pgstatements import run, run_one, vector_param
 from prospect_memory.business.access import entry_for_actor, live_entries, read_layer
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import (

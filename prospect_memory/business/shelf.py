@@ -12,9 +12,9 @@ from django.db.models import Count, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from outreach import sql
+import pgstatements as sql
 from outreach.access import Actor
-from outreach.sql import lock_row, lock_statement, new_row, run, with_generic_plan
+from pgstatements import lock_row, lock_statement, new_row, run, with_generic_plan
 from prospect_memory.business.access import Place
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.errors import (

@@ -21,12 +21,12 @@ from typing import Any
 
 from django.db import DatabaseError, transaction
 
-from outreach import sql
+import pgstatements as sql
 from outreach.access import Actor
 from outreach.errors import KitError
 from outreach.guarded import Stamp
-from outreach.sql import new_row, run_with_optional
 from outreach.validation import FieldProblems
+from pgstatements import new_row, run_with_optional
 from prospect_memory.business import at_once, promotion
 from prospect_memory.business.access import WRITABLE_LAYERS, Place, require_layer_writer
 from prospect_memory.business.conf import business_settings

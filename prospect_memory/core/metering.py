@@ -15,7 +15,7 @@ from functools import cache
 from django.db import connection
 
 from outreach.access import Actor
-from outreach.sql import run
+from pgstatements import run
 from prospect_memory.core.models import UsageEvent
 
 _COLUMNS = (

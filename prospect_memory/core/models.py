@@ -15,7 +15,7 @@ from pgvector.django import VectorField
 
 from outreach.access import Actor
 from outreach.models import Account, Member
-from outreach.sql import new_row
+from pgstatements import new_row
 from prospect_memory.core import integrity
 from prospect_memory.core.crypto import SealedField, unseal
 from prospect_memory.core.vectors import MODEL_NAME_MAX_CHARS

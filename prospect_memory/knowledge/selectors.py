@@ -13,8 +13,8 @@ from __future__ import annotations
 from outreach.access import Actor
 from outreach.characters import cut
 from outreach.selectors import relationship_from_row, relationship_query
-from outreach.sql import run
 from outreach.validation import FieldProblems
+from pgstatements import run
 from prospect_memory.business.records import EntryView
 from prospect_memory.business.rules import flattened
 from prospect_memory.business.selectors import promoted_nearest

@@ -17,7 +17,7 @@ from outreach.access import Actor, require_outreach
 from outreach.models import Member
 from outreach.renderers import dumps
 from outreach.selectors import relationship_from_row, relationship_query
-from outreach.sql import run, run_one, vector_param
+from pgstatements import run, run_one, vector_param
 from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.crypto import keyring, unseal
 from prospect_memory.core.embeddings import get_provider

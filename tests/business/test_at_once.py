@@ -6,7 +6,7 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from outreach import sql
+from pgstatements import rounds
 from prospect_memory.business import store as store_module
 from prospect_memory.business.models import Entry, EntryEvent, EntryVersion
 from prospect_memory.business.selectors import entry_recall
@@ -20,13 +20,13 @@ pytestmark = pytest.mark.django_db
 def round_trips(monkeypatch):
     """The round trips to the database that follow, counted."""
     sent = []
-    send = sql._send
+    send = rounds._send
 
     def counted(statements, prepare=True):
         sent.append([text for text, _ in statements])
         return send(statements, prepare)
 
-    monkeypatch.setattr(sql, "_send", counted)
+    monkeypatch.setattr(rounds, "_send", counted)
     return sent
 
 

@@ -299,7 +299,7 @@ def test_an_accounts_erasure_waits_for_a_store_that_is_making_room(
 def test_the_shelfs_room_in_sql_is_the_room_rule(live, left, expiring, limit):
     """What a new key's write sent at once checks in SQL, and what the locked path decides
     on the same counts, agree (a shelf never counted has no room: it is counted first)."""
-    from outreach.sql import run_one
+    from pgstatements.rounds import run_one
     from prospect_memory.business.shelf import SHELF_LEAVES_ROOM, Counts
 
     (row,) = run_one(

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 
 from outreach.guarded import Stamp, insert_for_written, insert_when, written_and
-from outreach.sql import run
+from pgstatements import run
 from prospect_memory.core.models import UsageEvent
 
 pytestmark = pytest.mark.django_db

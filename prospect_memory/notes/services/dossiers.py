@@ -8,7 +8,7 @@ from datetime import date
 from django.utils import timezone
 
 from outreach.access import Actor
-from outreach.sql import lock_row
+from pgstatements import lock_row
 from prospect_memory.core import pipeline
 from prospect_memory.core.budget import Embedded
 from prospect_memory.core.integrity import Flag

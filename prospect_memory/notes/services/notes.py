@@ -7,10 +7,10 @@ from datetime import UTC, date, datetime, time, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from outreach import sql
+import pgstatements as sql
 from outreach.access import Actor, require_module_admin
 from outreach.characters import cut
-from outreach.sql import run, take_slot
+from pgstatements import run, take_slot
 from prospect_memory.core import metering
 from prospect_memory.core.budget import Embedded, embed_within_budget
 from prospect_memory.core.integrity import dumps as integrity_dumps

@@ -1,4 +1,4 @@
-"""The statement toolkit (``outreach.sql``) under real concurrency and failures, with the
+"""The statement toolkit (``pgstatements``) under real concurrency and failures, with the
 machine's cores kept busy beside it: every call gives its rows or a Django database error,
 the connection works after it (or was cleanly discarded), and a call that failed wrote
 nothing.
@@ -18,8 +18,8 @@ import psycopg
 import pytest
 from django.db import IntegrityError, OperationalError, connection
 
-from outreach import sql
-from tests.outreach.conftest import PROBE
+import pgstatements as sql
+from tests.pgstatements.conftest import PROBE
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

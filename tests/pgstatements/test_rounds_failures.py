@@ -11,10 +11,10 @@ import psycopg
 import pytest
 from django.db import DatabaseError, IntegrityError, OperationalError, connection, transaction
 
-from outreach import sql
-from outreach.sql import run, run_one
+import pgstatements as sql
+from pgstatements import run, run_one
 from tests.helpers import held_elsewhere
-from tests.outreach.conftest import PROBE
+from tests.pgstatements.conftest import PROBE
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("probe_table")]
 

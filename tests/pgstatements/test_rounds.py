@@ -4,8 +4,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, ProgrammingError, connection, transaction
 
-from outreach import sql
-from outreach.sql import run, run_one, with_generic_plan
+import pgstatements as sql
+from pgstatements import run, run_one, with_generic_plan
 
 pytestmark = pytest.mark.django_db
 

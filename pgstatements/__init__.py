@@ -1,0 +1,58 @@
+"""Django model rows and hand-written statements on PostgreSQL, prepared once per
+connection and sent together in one round trip: plumbing with no product in it, used by the
+CRM (``outreach``) and the memories (``prospect_memory``) alike.
+
+Callers import the names from the package (``import pgstatements as sql``;
+``sql.run_transaction(...)``, ``sql.insert(entry)``); the two modules are how it is built:
+
+- :mod:`pgstatements.rounds`: statements sent, prepared and pipelined (``run``,
+  ``run_transaction``, ``run_with_optional``, ``run_one``);
+- :mod:`pgstatements.rows`: a model's rows as such statements (``insert``, ``update``,
+  ``new_row``, ``lock_row``, ``take_slot``) and pgvector's binary parameters.
+"""
+
+from pgstatements.rounds import (
+    Meanwhile,
+    Native,
+    Params,
+    native,
+    run,
+    run_one,
+    run_transaction,
+    run_with_optional,
+    with_generic_plan,
+)
+from pgstatements.rows import (
+    adapt_vectors,
+    insert,
+    inserted_fields,
+    lock_row,
+    lock_statement,
+    new_row,
+    prepared,
+    take_slot,
+    update,
+    vector_param,
+)
+
+__all__ = [
+    "Meanwhile",
+    "Native",
+    "Params",
+    "adapt_vectors",
+    "insert",
+    "inserted_fields",
+    "lock_row",
+    "lock_statement",
+    "native",
+    "new_row",
+    "prepared",
+    "run",
+    "run_one",
+    "run_transaction",
+    "run_with_optional",
+    "take_slot",
+    "update",
+    "vector_param",
+    "with_generic_plan",
+]
