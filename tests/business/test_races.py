@@ -18,7 +18,8 @@ from prospect_memory.business.restores import eviction_restore
 from prospect_memory.business.selectors import entry_recall
 from prospect_memory.business.store import entry_store
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Real threads racing: seconds each (the slow marker).
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def together(count: int, work) -> list:

@@ -1,7 +1,12 @@
 """bench/integrity_bench.py still runs (its figures are the README's): every group of the
 checks' costs is measured, over the items it names."""
 
+import pytest
+
 from bench.integrity_bench import checks_cost
+
+# A benchmark's own run: seconds (the slow marker).
+pytestmark = pytest.mark.slow
 
 
 def test_the_integrity_bench_measures_every_group():

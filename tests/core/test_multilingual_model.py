@@ -14,6 +14,9 @@ from prospect_memory.core import onnx_model
 from prospect_memory.core.embeddings import ProviderUnavailable, SemanticProvider
 from prospect_memory.core.packed_model import PackedFileError, PackedWeights
 
+# The real model: seconds each (the slow marker).
+pytestmark = pytest.mark.slow
+
 MODEL_DIR = onnx_model.BUNDLED_MODELS["multilingual-e5-small"]
 
 #: One finding as a researcher would note it in each of the product's languages.

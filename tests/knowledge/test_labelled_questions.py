@@ -7,7 +7,8 @@ import pytest
 from prospect_memory.knowledge.questions import Answers, ask, load
 from tests.factories import save_note
 
-pytestmark = pytest.mark.django_db
+# The real models embed every labelled note.
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 @pytest.fixture

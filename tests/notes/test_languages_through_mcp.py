@@ -22,7 +22,8 @@ from tests import factories
 from tests.live import LiveServer
 from tests.mcp_client import data, run, token_for
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# It starts gunicorn with the real model itself.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.live, pytest.mark.slow]
 
 GROUPS = (
     Path(__file__).resolve().parents[2]

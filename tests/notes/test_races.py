@@ -10,7 +10,8 @@ from prospect_memory.notes.models import DailySaveCount, Note
 from prospect_memory.notes.services.compaction import dossier_compact
 from tests.factories import save_note
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Real threads racing: seconds each (the slow marker).
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def race(*calls):
