@@ -4,11 +4,8 @@ import math
 
 import pytest
 
-from prospect_memory.core.embeddings import (
-    OpenAICompatibleProvider,
-    PermanentEmbeddingError,
-    RetryableEmbeddingError,
-)
+from prospect_memory.core.embeddings import PermanentEmbeddingError, RetryableEmbeddingError
+from prospect_memory.core.remote_providers import OpenAICompatibleProvider
 from tests.fakes.openai_api import API_KEY, MODEL, NATIVE_DIMENSIONS, FakeOpenAI
 
 
@@ -23,7 +20,7 @@ def serve_with(fake, settings):
     """Kit's embedding provider for the test: the OpenAI-compatible one, on ``fake``."""
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
-        "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.OpenAICompatibleProvider",
+        "EMBEDDING_PROVIDER": "prospect_memory.core.remote_providers.OpenAICompatibleProvider",
         "EMBEDDING_OPTIONS": {
             "api_key": API_KEY,
             "base_url": f"{fake.url}/v1",
@@ -89,7 +86,7 @@ def test_a_model_name_too_long_to_record_whole_fails_the_system_checks(settings)
     # vectors be compared with each other.
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
-        "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.OpenAICompatibleProvider",
+        "EMBEDDING_PROVIDER": "prospect_memory.core.remote_providers.OpenAICompatibleProvider",
         "EMBEDDING_OPTIONS": {"api_key": "k", "model": "m" * 97, "dimensions": 384},
     }
     [problem] = check_embedding_provider(None)
@@ -181,9 +178,20 @@ def test_a_provider_missing_its_options_fails_the_system_checks(settings):
 
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
-        "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.OpenAICompatibleProvider",
+        "EMBEDDING_PROVIDER": "prospect_memory.core.remote_providers.OpenAICompatibleProvider",
         "EMBEDDING_OPTIONS": {"base_url": "http://127.0.0.1:11434/v1"},
     }
     [problem] = check_embedding_provider(None)
     assert problem.id == "prospect_memory.E004"
     assert "model" in problem.msg
+
+
+@pytest.mark.parametrize("name", ["GeminiProvider", "OpenAICompatibleProvider"])
+def test_the_dotted_paths_the_docs_named_before_still_work(name):
+    """Settings written when the remote providers lived in ``core.embeddings``."""
+    from prospect_memory.core import remote_providers
+    from prospect_memory.core.embeddings import provider_class
+
+    assert provider_class(f"prospect_memory.core.embeddings.{name}") is getattr(
+        remote_providers, name
+    )

@@ -193,7 +193,7 @@ def stack(module_admin):
         "DJANGO_SETTINGS_MODULE": "kit.settings",
         "DATABASE_URL": database_url(connection.settings_dict),
         "CELERY_BROKER_URL": redis.url,
-        "PROSPECT_MEMORY_EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.GeminiProvider",
+        "PROSPECT_MEMORY_EMBEDDING_PROVIDER": "prospect_memory.core.remote_providers.GeminiProvider",
         "GEMINI_API_KEY": API_KEY,
         "GOOGLE_GEMINI_BASE_URL": gemini.url,
         "LOG_LEVEL": "WARNING",
