@@ -11,6 +11,17 @@ import uuid
 from pathlib import Path
 
 
+def add_provider_argument(parser: argparse.ArgumentParser, default: str = "semantic") -> None:
+    """``--provider``, which :func:`setup` reads: the embedding provider saves, stores and
+    searches use. ``KIT_BENCH_PROVIDER`` sets its default, for a harness that runs a
+    benchmark as it is (the peers' side by side, ``scripts/bench-peers``)."""
+    parser.add_argument(
+        "--provider",
+        default=os.environ.get("KIT_BENCH_PROVIDER", default),
+        help="embedding provider for saves, stores and searches (semantic, hashing, ...)",
+    )
+
+
 def setup(args: argparse.Namespace) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="kit-bench-"))
     os.environ.setdefault("KIT_DATA_DIR", str(scratch / "data"))

@@ -196,6 +196,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8, help="concurrent clients")
     parser.add_argument("--seconds", type=float, default=10, help="length of one wrk run")
     parser.add_argument("--runs", type=int, default=3, help="wrk runs per size (median kept)")
+    environment.add_provider_argument(parser)
     args = parser.parse_args()
     sizes = sorted(int(s.replace("_", "")) for s in args.sizes.split(","))
     environment.setup(args)

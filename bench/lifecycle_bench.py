@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.environment import setup  # noqa: E402
+from bench.environment import add_provider_argument, setup  # noqa: E402
 from bench.memory_bench import body_for  # noqa: E402
 
 NOTES_PER_COMPANY = 10
@@ -144,7 +144,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=100_000)
     parser.add_argument("--entries", type=int, default=1000)
-    parser.add_argument("--provider", default="hashing")
+    add_provider_argument(parser, default="hashing")
     args = parser.parse_args()
     setup(args)
     from django.conf import settings

@@ -21,7 +21,6 @@ It starts its own throwaway embedded PostgreSQL unless DATABASE_URL is set.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import sys
@@ -33,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.environment import setup  # noqa: E402
+from bench.environment import add_provider_argument, setup  # noqa: E402
 
 PROBE_ACCOUNTS = 10
 NOTES_PER_FILLER_DOSSIER = 10
@@ -425,13 +424,7 @@ def main() -> None:
         "--sizes", default="1000,100000,1000000", help="comma-separated note counts"
     )
     parser.add_argument("--iterations", type=int, default=300, help="timed calls per measurement")
-    parser.add_argument(
-        "--provider",
-        # KIT_BENCH_PROVIDER: how a harness that runs ``scripts/bench`` as it is (the peers'
-        # side by side, scripts/bench-peers) picks the provider both sides share.
-        default=os.environ.get("KIT_BENCH_PROVIDER", "semantic"),
-        help="embedding provider for saves and stores (semantic, hashing, ...)",
-    )
+    add_provider_argument(parser)
     parser.add_argument(
         "--business-entries",
         type=int,

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.environment import setup  # noqa: E402
+from bench.environment import add_provider_argument, setup  # noqa: E402
 from bench.memory_bench import measure_together, percentile  # noqa: E402
 
 QUESTIONS = [
@@ -64,7 +64,7 @@ def grow(owner) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--iterations", type=int, default=200)
-    parser.add_argument("--provider", default="semantic")
+    add_provider_argument(parser)
     args = parser.parse_args()
     setup(args)
     from django.conf import settings
