@@ -4,11 +4,17 @@ Every write and read of prospect memory takes an :class:`Actor`. The rules here 
 product's, shared by every interface (MCP, REST, pages, admin): the Outreach add-on and an
 active subscription for anything an agent or member does, module admin for writes. Staff
 moderating in Django admin act on an account without being its members.
+
+Each check has one owner on a call: ``outreach.operations.execute``, which every adapter
+(MCP, REST, pages) goes through, checks the account and the role once and hands the
+operation an actor *vouched* for them (:meth:`Actor.vouched_for`); a service that checks
+again for its own direct callers (the admin, commands) finds the vouch and does not repeat
+the work. A vouch lives on that one call's actor, for that account and member only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from outreach.errors import AccountClosed, AddonRequired, NotModuleAdmin, SubscriptionInactive
@@ -23,6 +29,12 @@ class Actor:
     oauth_application: Any = None
     #: A Kit staff user moderating in Django admin.
     staff_user: Any = None
+    #: The checks this call's owner has passed for this actor (:data:`OUTREACH`, a role).
+    vouched: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+
+    def vouched_for(self, *checks: str) -> Actor:
+        """This actor, with ``checks`` passed (only the call's owner says so)."""
+        return replace(self, vouched=self.vouched | frozenset(checks))
 
     @classmethod
     def for_member(cls, member: Member, *, oauth_application: Any = None) -> Actor:
@@ -46,9 +58,13 @@ class Actor:
 
 def require_outreach(actor: Actor) -> None:
     """The account must have the Outreach add-on and an active subscription."""
-    if actor.is_staff:
+    if actor.is_staff or OUTREACH in actor.vouched:
         return
-    account = actor.account
+    check_outreach(actor.account)
+
+
+def check_outreach(account: Account) -> None:
+    """:func:`require_outreach`'s check itself (its one run per call is counted in tests)."""
     if not account.outreach_addon:
         raise AddonRequired(
             f"Account '{account.slug}' does not have the Outreach add-on, which prospect "
@@ -77,6 +93,8 @@ def require_open(actor: Actor) -> None:
 
 MEMBER = "member"
 MODULE_ADMIN = "module_admin"
+#: The account's access (the add-on and an active subscription), as a vouched check.
+OUTREACH = "outreach"
 
 
 def require_role(actor: Actor, role: str) -> None:
@@ -96,7 +114,14 @@ def is_module_admin(actor: Actor) -> bool:
 
 def require_module_admin(actor: Actor) -> None:
     """Writes need an Outreach module admin (or Kit staff moderating)."""
+    if MODULE_ADMIN in actor.vouched:
+        return
     require_outreach(actor)
+    check_module_admin(actor)
+
+
+def check_module_admin(actor: Actor) -> None:
+    """:func:`require_module_admin`'s own check, once the account's access is known."""
     if not is_module_admin(actor):
         raise NotModuleAdmin(
             f"This needs an Outreach module admin of account '{actor.account.slug}' (they "

@@ -30,6 +30,7 @@ from outreach import scopes
 from outreach.access import (
     MEMBER,
     MODULE_ADMIN,
+    OUTREACH,
     Actor,
     require_open,
     require_outreach,
@@ -185,10 +186,13 @@ def execute(
     require_scope(operation, granted)
     # The account's access does not depend on the arguments: refused before them.
     require_outreach(actor)
+    actor = actor.vouched_for(OUTREACH)  # this call's owner of the check (outreach.access)
     FieldProblems(operation.argument_errors(arguments)).raise_if_any(
         context=f"Invalid arguments for {operation.name}: "
     )
-    require_role(actor, operation.role_for(actor, arguments))
+    role = operation.role_for(actor, arguments)
+    require_role(actor, role)
+    actor = actor.vouched_for(role)
     if operation.people_only and actor.oauth_application is not None:
         raise PersonRequired(
             f"{operation.name} is a decision for a person: a member reviews the item on its "
