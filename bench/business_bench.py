@@ -169,7 +169,7 @@ def operations(label: str, probe, keys: list[str], writer) -> dict:
     ``store`` (new keys) and ``updates`` (strategy: call). Shared with the peers' side by
     side in lockstep (``bench/peers_lockstep.py``)."""
     from prospect_memory.business.selectors import entries_list, entries_search, entry_recall
-    from prospect_memory.business.store import entry_store
+    from prospect_memory.business.services.store import entry_store
 
     rng = random.Random(11)
     stores = {"n": 0}

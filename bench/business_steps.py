@@ -55,7 +55,7 @@ def main() -> None:
     environment.setup(args)
 
     from prospect_memory.business.selectors import entries_list, entries_search, entry_recall
-    from prospect_memory.business.store import entry_store
+    from prospect_memory.business.services.store import entry_store
     from prospect_memory.notes.services.notes import note_save
 
     rng = random.Random(7)

@@ -119,7 +119,7 @@ def entry_page_cost(iterations: int = 200) -> dict:
     from outreach.access import Actor
     from outreach.services import account_create, member_create
     from prospect_memory.business.conf import business_settings
-    from prospect_memory.business.store import entry_store
+    from prospect_memory.business.services.store import entry_store
 
     account = account_create(slug=f"integrity-bench-{random.randrange(10**9)}")
     member = member_create(account=account, email="pages@bench.example", is_module_admin=True)

@@ -54,9 +54,9 @@ NOTES_PER_DOSSIER = 50
 
 def _fresh_model() -> None:
     """A pool process builds its own model session (one thread) instead of the parent's."""
-    from prospect_memory.core import onnx_model
+    from prospect_memory.core.embeddings import local_model
 
-    onnx_model._runners.clear()
+    local_model._runners.clear()
 
 
 def _vector_texts(texts: list[str]) -> list[str]:
@@ -156,7 +156,7 @@ def promote_business_memory(actor, count: int, rng: random.Random) -> int:
     """``count`` confident account entries, stored as agents store them (and so promoted
     into the knowledge index): knowledge search ranks them beside the notes."""
     from prospect_memory.business.models import Promotion
-    from prospect_memory.business.store import entry_store
+    from prospect_memory.business.services.store import entry_store
 
     for i in range(count):
         entry_store(
@@ -187,7 +187,7 @@ def filler_plan(missing: int, first_account: int) -> list[tuple[int, str, int]]:
 
 
 def nearest(actor, question: str, *, exact: bool, limit: int = 10) -> list[tuple[str, float]]:
-    from prospect_memory.core.budget import embed_within_budget
+    from prospect_memory.core.embeddings.budget import embed_within_budget
     from prospect_memory.notes.selectors import notes_nearest
 
     embedded = embed_within_budget(question, query=True)
@@ -224,7 +224,7 @@ def search_with(exact: bool):
 def plan_uses_index(actor) -> bool:
     from django.db import connection
 
-    from prospect_memory.core.budget import embed_within_budget
+    from prospect_memory.core.embeddings.budget import embed_within_budget
     from prospect_memory.notes.selectors import _indexed_statement
 
     embedded = embed_within_budget(QUESTIONS[0], query=True)

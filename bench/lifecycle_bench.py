@@ -115,7 +115,7 @@ def seed(rng: random.Random, notes: int):
 
 def seed_entries(admin, entries: int) -> None:
     from outreach.access import Actor
-    from prospect_memory.business.store import entry_store
+    from prospect_memory.business.services.store import entry_store
 
     actor = Actor.for_member(admin)
     for i in range(entries):

@@ -65,7 +65,7 @@ def package_size(name: str) -> int:
 
 
 def files_size(model: str) -> int:
-    from prospect_memory.core.onnx_model import BUNDLED_MODELS
+    from prospect_memory.core.embeddings.local_model import BUNDLED_MODELS
 
     return sum(f.stat().st_size for f in BUNDLED_MODELS[model].iterdir() if f.is_file())
 

@@ -34,7 +34,7 @@ QUESTIONS = [
 
 def grow(owner) -> None:
     from outreach.access import Actor
-    from prospect_memory.business.store import entry_store
+    from prospect_memory.business.services.store import entry_store
     from prospect_memory.notes.rules import utc_today
     from prospect_memory.notes.services.notes import note_save
 

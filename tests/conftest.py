@@ -90,7 +90,7 @@ def gemini(settings):
     fake = FakeGemini().start()
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
-        "EMBEDDING_PROVIDER": "prospect_memory.core.remote_providers.GeminiProvider",
+        "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.remote.GeminiProvider",
         "EMBEDDING_OPTIONS": {"api_key": API_KEY, "base_url": fake.url, "timeout": 2.0},
         "EMBED_TIME_BUDGET_SECONDS": 1.0,
     }

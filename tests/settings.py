@@ -20,7 +20,7 @@ os.environ.setdefault("KIT_DATA_DIR", str(_scratch / "data"))
 # The suite embeds with the hashing provider (fast, no model to load), and so do the
 # servers and workers it starts; the tests about the semantic model build it themselves.
 # Its thresholds are pinned at the product page's 0.10 / 0.30: the tests about overlap are
-# written against them (the hashing provider's calibrated ones are in core/thresholds.json).
+# written against them (the hashing provider's calibrated ones are in core/embeddings/thresholds.json).
 os.environ.setdefault("PROSPECT_MEMORY_EMBEDDING_PROVIDER", "hashing")
 os.environ.setdefault(
     "PROSPECT_MEMORY_EMBEDDING_OPTIONS", '{"near_duplicate_distance": 0.1, "overlap_distance": 0.3}'

@@ -22,7 +22,8 @@ from prospect_memory.business.models import (
     EntryVersion,
     EvictedEntry,
 )
-from prospect_memory.business.restores import entry_remove, eviction_restore, merge_undo_entry
+from prospect_memory.business.services.delete import entry_remove
+from prospect_memory.business.services.restore import eviction_restore, merge_undo_entry
 from prospect_memory.business.templatetags.business_format import pretty_json
 from prospect_memory.business.visibility import is_expired, retired
 from prospect_memory.core.admin import ReadOnlyAdmin, SealedValuesAdmin, shown

@@ -49,7 +49,8 @@ DEFAULTS: dict[str, Any] = {
     # Consolidation (SPEC 13): an entry neither read nor written for IDLE_DAYS loses
     # DEMOTE_POINTS of confidence per full period; two live entries of one layer and
     # category within MERGE_DISTANCE (cosine) are merged. None: the embedding model's own
-    # merge distance (core/thresholds.json, from calibration), as every distance should be.
+    # merge distance (core/embeddings/thresholds.json, from calibration), as every distance
+    # should be.
     "CONSOLIDATION_IDLE_DAYS": 30,
     "CONSOLIDATION_DEMOTE_POINTS": 10,
     "CONSOLIDATION_MERGE_DISTANCE": None,

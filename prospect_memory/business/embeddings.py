@@ -1,12 +1,12 @@
-"""Business memory entries in the shared embedding pipeline."""
+"""Business memory entries in the shared embedding embedding_pipeline."""
 
 from __future__ import annotations
 
 from prospect_memory.business.models import Entry, Layer
 from prospect_memory.business.rules import embedding_input
-from prospect_memory.core import pipeline
+from prospect_memory.core import embedding_pipeline
 
-ENTRIES = pipeline.EmbeddingTarget(
+ENTRIES = embedding_pipeline.EmbeddingTarget(
     model=Entry,
     text=lambda entry: embedding_input(entry.key, entry.category, entry.value),
     backlog=lambda: Entry.objects.filter(status=Entry.Status.LIVE).order_by("created_at"),
@@ -19,5 +19,7 @@ ENTRIES = pipeline.EmbeddingTarget(
 def account_reembed(*, account_id: int) -> int:
     """Re-embed an account's entries (every layer) with the current model."""
     rows = Entry.objects.filter(account_id=account_id)
-    pipeline.mark_for_reembedding(rows)
-    return pipeline.embed_rows(ENTRIES, rows.exclude(embedding_status=pipeline.READY))
+    embedding_pipeline.mark_for_reembedding(rows)
+    return embedding_pipeline.embed_rows(
+        ENTRIES, rows.exclude(embedding_status=embedding_pipeline.READY)
+    )

@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import Category, ConsolidationRun, Entry, Layer, Promotion
-from prospect_memory.business.promotion import promotion_lag, qualifying
 from prospect_memory.business.records import EntryView, PromotionLag
+from prospect_memory.business.services.promotion import promotion_lag, qualifying
 from prospect_memory.business.visibility import shown, unexpired
 from prospect_memory.core.health import FLAGGED_SHOWN, HealthSection
 

@@ -20,14 +20,7 @@ from prospect_memory.business.errors import (
     ValueTooLarge,
     VersionMismatch,
 )
-from prospect_memory.business.integrity import entry_unflag
 from prospect_memory.business.models import Layer
-from prospect_memory.business.restores import (
-    entry_delete,
-    eviction_restore,
-    merge_undo,
-    version_restore,
-)
 from prospect_memory.business.rules import UNSET
 from prospect_memory.business.selectors import (
     entries_list,
@@ -36,7 +29,10 @@ from prospect_memory.business.selectors import (
     entry_recall,
     evictions_list,
 )
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.delete import entry_delete
+from prospect_memory.business.services.integrity import entry_unflag
+from prospect_memory.business.services.restore import eviction_restore, merge_undo, version_restore
+from prospect_memory.business.services.store import entry_store
 from prospect_memory.business.usage import entries_used
 from prospect_memory.core import metering
 from prospect_memory.core.models import UsageEvent

@@ -45,8 +45,8 @@ from prospect_memory.business.rules import (
     clean_key,
 )
 from prospect_memory.business.visibility import restorable, shown, unexpired_sql
-from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.crypto import keyring, unseal
+from prospect_memory.core.embeddings.budget import embed_within_budget
 from prospect_memory.core.models import EmbeddedModel, flags_from_row
 
 ENTRY_TABLE = Entry._meta.label_lower  # the binding of an entry's sealed value

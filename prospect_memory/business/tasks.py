@@ -6,27 +6,27 @@ import logging
 
 from celery import shared_task
 
-from prospect_memory.business.consolidation import accounts_to_consolidate, consolidate
 from prospect_memory.business.embeddings import ENTRIES, account_reembed
-from prospect_memory.business.promotion import promote, promotions_backfill
-from prospect_memory.core import pipeline
+from prospect_memory.business.services.consolidate import accounts_to_consolidate, consolidate
+from prospect_memory.business.services.promotion import promote, promotions_backfill
+from prospect_memory.core import embedding_pipeline
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(**pipeline.EMBEDDING_TASK_OPTIONS)
+@shared_task(**embedding_pipeline.EMBEDDING_TASK_OPTIONS)
 def embed_entry(self, entry_id: str) -> str:
     """Embed one entry; skip if it is gone or already embedded for its text and model."""
-    return pipeline.embed_one(ENTRIES, entry_id)
+    return embedding_pipeline.embed_one(ENTRIES, entry_id)
 
 
-@shared_task(**pipeline.EMBEDDING_TASK_OPTIONS)
+@shared_task(**embedding_pipeline.EMBEDDING_TASK_OPTIONS)
 def backfill_entry_embeddings(self, limit: int = 1000) -> int:
     """Embed live entries that are pending or were embedded by another model."""
-    return pipeline.backfill(ENTRIES, limit=limit)
+    return embedding_pipeline.backfill(ENTRIES, limit=limit)
 
 
-@shared_task(**pipeline.EMBEDDING_TASK_OPTIONS)
+@shared_task(**embedding_pipeline.EMBEDDING_TASK_OPTIONS)
 def reembed_account_entries(self, account_id: int) -> int:
     """Re-embed every entry of one account with the current model (after a model change)."""
     return account_reembed(account_id=account_id)

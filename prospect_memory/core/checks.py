@@ -80,7 +80,7 @@ def check_embedding_provider(app_configs, **kwargs):
 
 @register()
 def check_thresholds_files(app_configs, **kwargs):
-    from prospect_memory.core.thresholds import problems
+    from prospect_memory.core.embeddings.thresholds import problems
 
     return [
         Error(

@@ -27,7 +27,7 @@ DEFAULTS: dict[str, Any] = {
     "EMBEDDING_PROVIDER": "semantic",
     "EMBEDDING_OPTIONS": {},
     # Thresholds the operator calibrated (manage.py calibrate_embeddings --write); empty:
-    # the ones that ship with Kit (core/thresholds.json).
+    # the ones that ship with Kit (core/embeddings/thresholds.json).
     "EMBEDDING_THRESHOLDS_FILE": "",
     "GEMINI_API_KEY": "",
     "OPENAI_API_KEY": "",

@@ -39,7 +39,7 @@ def embeddings_section(account) -> HealthSection:
     """The model in force, where its thresholds come from, and how far each memory's rows
     are embedded by it (after a change of model, the rest are re-embedded in the
     background by the backfill)."""
-    from prospect_memory.core import pipeline
+    from prospect_memory.core import embedding_pipeline
     from prospect_memory.core.embeddings import get_provider
 
     provider = get_provider()
@@ -49,7 +49,8 @@ def embeddings_section(account) -> HealthSection:
             "model": provider.model,
             "thresholds": provider.thresholds,
             "progress": [
-                pipeline.progress(target, account_id=account.pk) for target in pipeline.targets()
+                embedding_pipeline.progress(target, account_id=account.pk)
+                for target in embedding_pipeline.targets()
             ],
         },
     )

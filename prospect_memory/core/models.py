@@ -18,7 +18,7 @@ from outreach.models import Account, Member
 from pgstatements import new_row
 from prospect_memory.core import integrity
 from prospect_memory.core.crypto import SealedField, unseal
-from prospect_memory.core.vectors import MODEL_NAME_MAX_CHARS
+from prospect_memory.core.embeddings.vectors import MODEL_NAME_MAX_CHARS
 
 
 class EmbeddingStatus(models.TextChoices):
@@ -28,7 +28,7 @@ class EmbeddingStatus(models.TextChoices):
 
 
 class EmbeddedModel(models.Model):
-    """A row with an embedding of its text, kept by ``prospect_memory.core.pipeline``.
+    """A row with an embedding of its text, kept by ``prospect_memory.core.embedding_pipeline``.
 
     A concrete model that declares its own constraints keeps this one with
     ``constraints = [*EmbeddedModel.Meta.constraints, ...]`` in a ``Meta(EmbeddedModel.Meta)``.

@@ -31,7 +31,7 @@ from outreach.models import (
 )
 from prospect_memory.business.access import Place
 from prospect_memory.business.models import Entry, EntryEvent, EntryVersion, Layer, Shelf
-from prospect_memory.business.shelf import lock_shelf
+from prospect_memory.business.services.lock import lock_shelf
 from prospect_memory.core.models import Erasure, UsageEvent
 from prospect_memory.notes.domains import resolve_domain
 from prospect_memory.notes.models import AuditEvent, Compaction, Dossier, Note

@@ -24,7 +24,6 @@ from django.db.models import Model
 from outreach.errors import KitError
 from outreach.models import Account, Member
 from outreach.validation import FieldProblems
-from prospect_memory.business import promotion
 from prospect_memory.business.access import Place
 from prospect_memory.business.models import Category, Entry, EntryVersion, Layer, Strategy
 from prospect_memory.business.rules import (
@@ -36,7 +35,8 @@ from prospect_memory.business.rules import (
     encode_value,
     entry_flags,
 )
-from prospect_memory.business.shelf import lock_shelf
+from prospect_memory.business.services import promotion
+from prospect_memory.business.services.lock import lock_shelf
 from prospect_memory.lifecycle.coherence import (
     aliases_answer_for_live_entries,
     kept_versions_fit,

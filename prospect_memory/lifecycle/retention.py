@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from outreach.models import Account
 from prospect_memory.business.conf import business_settings
-from prospect_memory.business.consolidation import retired_purge
 from prospect_memory.business.models import EntryEvent
+from prospect_memory.business.services.consolidate import retired_purge
 from prospect_memory.core.models import RetentionRun, UsageEvent
 from prospect_memory.lifecycle.conf import lifecycle_settings
 from prospect_memory.lifecycle.erase import Erased, erase_account

@@ -3,11 +3,11 @@ backfill looks at, and re-embedding a dossier or an account after a model change
 
 from __future__ import annotations
 
-from prospect_memory.core import pipeline
+from prospect_memory.core import embedding_pipeline
 from prospect_memory.notes.models import Dossier, Note
 from prospect_memory.notes.rules import embedding_input
 
-NOTES = pipeline.EmbeddingTarget(
+NOTES = embedding_pipeline.EmbeddingTarget(
     model=Note,
     text=lambda note: embedding_input(note.title, note.body),
     backlog=lambda: Note.objects.filter(status=Note.Status.ACTIVE).order_by("created_at"),
@@ -21,11 +21,13 @@ def dossier_reembed(*, dossier_id: int) -> int:
     if dossier is None:
         return 0
     rows = Note.objects.filter(account_id=dossier.account_id, dossier=dossier)
-    pipeline.mark_for_reembedding(rows)
-    return pipeline.embed_rows(NOTES, rows.exclude(embedding_status=pipeline.READY))
+    embedding_pipeline.mark_for_reembedding(rows)
+    return embedding_pipeline.embed_rows(
+        NOTES, rows.exclude(embedding_status=embedding_pipeline.READY)
+    )
 
 
 def account_mark_for_reembedding(*, account_id: int) -> list[int]:
     """Mark an account's notes of another model pending; returns its dossier ids."""
-    pipeline.mark_for_reembedding(Note.objects.filter(account_id=account_id))
+    embedding_pipeline.mark_for_reembedding(Note.objects.filter(account_id=account_id))
     return list(Dossier.objects.filter(account_id=account_id).values_list("pk", flat=True))

@@ -18,12 +18,12 @@ from outreach.models import Member
 from outreach.renderers import dumps
 from outreach.selectors import relationship_from_row, relationship_query
 from pgstatements import run, run_one, vector_param
-from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.crypto import keyring, unseal
 from prospect_memory.core.embeddings import get_provider
+from prospect_memory.core.embeddings.budget import embed_within_budget
+from prospect_memory.core.embeddings.vectors import distance_to
 from prospect_memory.core.ids import uuid_or_none
 from prospect_memory.core.models import EmbeddedModel, flags_from_row
-from prospect_memory.core.vectors import distance_to
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.domains import resolve_domain
 from prospect_memory.notes.errors import NotFound

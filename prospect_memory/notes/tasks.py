@@ -1,4 +1,4 @@
-"""Celery tasks: thin, id-based, idempotent. The work lives in the embedding pipeline.
+"""Celery tasks: thin, id-based, idempotent. The work lives in the embedding embedding_pipeline.
 
 Their names are pinned to where they were first declared (``prospect_memory.tasks``): a
 task queued by an earlier release still finds its function.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from prospect_memory.core import pipeline
+from prospect_memory.core import embedding_pipeline
 from prospect_memory.notes.embeddings import (
     NOTES,
     account_mark_for_reembedding,
@@ -16,25 +16,31 @@ from prospect_memory.notes.embeddings import (
 )
 
 
-@shared_task(name="prospect_memory.tasks.embed_note", **pipeline.EMBEDDING_TASK_OPTIONS)
+@shared_task(name="prospect_memory.tasks.embed_note", **embedding_pipeline.EMBEDDING_TASK_OPTIONS)
 def embed_note(self, note_id: str) -> str:
     """Embed one note; skip if it is gone or already embedded for its content and model."""
-    return pipeline.embed_one(NOTES, note_id)
+    return embedding_pipeline.embed_one(NOTES, note_id)
 
 
-@shared_task(name="prospect_memory.tasks.backfill_embeddings", **pipeline.EMBEDDING_TASK_OPTIONS)
+@shared_task(
+    name="prospect_memory.tasks.backfill_embeddings", **embedding_pipeline.EMBEDDING_TASK_OPTIONS
+)
 def backfill_embeddings(self, limit: int = 1000) -> int:
     """Embed active notes that are pending or were embedded by another model."""
-    return pipeline.backfill(NOTES, limit=limit)
+    return embedding_pipeline.backfill(NOTES, limit=limit)
 
 
-@shared_task(name="prospect_memory.tasks.reembed_dossier", **pipeline.EMBEDDING_TASK_OPTIONS)
+@shared_task(
+    name="prospect_memory.tasks.reembed_dossier", **embedding_pipeline.EMBEDDING_TASK_OPTIONS
+)
 def reembed_dossier(self, dossier_id: int) -> int:
     """Re-embed one dossier's notes with the current model (after a model change)."""
     return dossier_reembed(dossier_id=dossier_id)
 
 
-@shared_task(name="prospect_memory.tasks.reembed_account", **pipeline.EMBEDDING_TASK_OPTIONS)
+@shared_task(
+    name="prospect_memory.tasks.reembed_account", **embedding_pipeline.EMBEDDING_TASK_OPTIONS
+)
 def reembed_account(self, account_id: int) -> int:
     """Re-embed every note of one account with the current model, dossier by dossier."""
     dossier_ids = account_mark_for_reembedding(account_id=account_id)

@@ -15,7 +15,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from outreach.access import Actor
 from outreach.models import Member
 from prospect_memory.business.models import Entry
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 from tests.browser.chrome import PASSWORD, click_and_load, csp_violations, shot, sign_in
 from tests.helpers import token
 

@@ -9,7 +9,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 
 from prospect_memory.business.models import Entry, EntryEvent
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 
 pytestmark = pytest.mark.django_db
 

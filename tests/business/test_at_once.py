@@ -7,10 +7,10 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from pgstatements import rounds
-from prospect_memory.business import store as store_module
 from prospect_memory.business.models import Entry, EntryEvent, EntryVersion
 from prospect_memory.business.selectors import entry_recall
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services import store as store_module
+from prospect_memory.business.services.store import entry_store
 from prospect_memory.core.models import UsageEvent
 
 pytestmark = pytest.mark.django_db

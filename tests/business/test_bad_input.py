@@ -7,7 +7,7 @@ import pytest
 
 from prospect_memory.business.errors import ValueTooLarge
 from prospect_memory.business.models import Entry, EntryVersion
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 
 pytestmark = pytest.mark.django_db
 

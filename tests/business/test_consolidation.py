@@ -7,12 +7,12 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from prospect_memory.business.consolidation import consolidate
 from prospect_memory.business.errors import KeyTaken
 from prospect_memory.business.models import ConsolidationRun, Entry, EntryVersion, Promotion
-from prospect_memory.business.restores import merge_undo
 from prospect_memory.business.selectors import entries_list, entry_recall
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.consolidate import consolidate
+from prospect_memory.business.services.restore import merge_undo
+from prospect_memory.business.services.store import entry_store
 
 pytestmark = pytest.mark.django_db
 
@@ -162,7 +162,7 @@ def test_evicting_an_entry_keeps_at_most_capacity_left_with_its_aliases(admin_ac
 
 def test_an_alias_of_an_entry_that_expired_leaves_when_its_key_is_written(admin_actor):
     from prospect_memory.business.errors import NotFound
-    from prospect_memory.business.restores import eviction_restore
+    from prospect_memory.business.services.restore import eviction_restore
 
     rule = {"rule": "Enterprise deals need a champion"}
     entry_store(actor=admin_actor, key="a", value=rule, confidence=90)
@@ -323,7 +323,8 @@ def test_one_run_merges_every_near_pair_so_the_next_finds_none(admin_actor):
 
 
 def test_aliases_leave_with_their_entry_and_can_be_restored(merged, admin_actor):
-    from prospect_memory.business.restores import entry_delete, eviction_restore
+    from prospect_memory.business.services.delete import entry_delete
+    from prospect_memory.business.services.restore import eviction_restore
 
     entry_delete(actor=admin_actor, key="rule:enterprise")
     alias = Entry.objects.get(pk=merged.pk)

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from prospect_memory.business.models import Entry
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 from tests.business.test_pages import browser, csrf
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from outreach.access import Actor
 from prospect_memory.business import tasks
 from prospect_memory.business.models import Entry
 from prospect_memory.business.selectors import entries_search
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 from tests.helpers import token as issue_token
 from tests.helpers import wait_for
 
@@ -57,7 +57,7 @@ def test_a_failure_for_an_older_version_leaves_the_newer_one_pending(admin_actor
     import threading
 
     from prospect_memory.business.embeddings import ENTRIES
-    from prospect_memory.core import pipeline
+    from prospect_memory.core import embedding_pipeline
 
     gemini.mode = "503"
     entry_store(actor=admin_actor, key="brand_voice", value={"tone": "warm"})
@@ -67,7 +67,7 @@ def test_a_failure_for_an_older_version_leaves_the_newer_one_pending(admin_actor
 
     def embed():
         try:
-            outcome.append(pipeline.embed_one(ENTRIES, entry_id))
+            outcome.append(embedding_pipeline.embed_one(ENTRIES, entry_id))
         finally:
             connection.close()
 

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from prospect_memory.business.models import Entry
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 from tests import factories
 from tests.helpers import token
 

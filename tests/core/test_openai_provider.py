@@ -5,7 +5,7 @@ import math
 import pytest
 
 from prospect_memory.core.embeddings import PermanentEmbeddingError, RetryableEmbeddingError
-from prospect_memory.core.remote_providers import OpenAICompatibleProvider
+from prospect_memory.core.embeddings.remote import OpenAICompatibleProvider
 from tests.fakes.openai_api import API_KEY, MODEL, NATIVE_DIMENSIONS, FakeOpenAI
 
 
@@ -20,7 +20,7 @@ def serve_with(fake, settings):
     """Kit's embedding provider for the test: the OpenAI-compatible one, on ``fake``."""
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
-        "EMBEDDING_PROVIDER": "prospect_memory.core.remote_providers.OpenAICompatibleProvider",
+        "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.remote.OpenAICompatibleProvider",
         "EMBEDDING_OPTIONS": {
             "api_key": API_KEY,
             "base_url": f"{fake.url}/v1",
@@ -86,7 +86,7 @@ def test_a_model_name_too_long_to_record_whole_fails_the_system_checks(settings)
     # vectors be compared with each other.
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
-        "EMBEDDING_PROVIDER": "prospect_memory.core.remote_providers.OpenAICompatibleProvider",
+        "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.remote.OpenAICompatibleProvider",
         "EMBEDDING_OPTIONS": {"api_key": "k", "model": "m" * 97, "dimensions": 384},
     }
     [problem] = check_embedding_provider(None)
@@ -141,7 +141,7 @@ def test_a_server_down_is_retryable(fake):
 def test_notes_and_entries_are_embedded_and_searched_through_it(fake, settings, admin_actor):
     from outreach.access import Actor
     from prospect_memory.business.selectors import entries_search
-    from prospect_memory.business.store import entry_store
+    from prospect_memory.business.services.store import entry_store
     from tests.factories import save_note
 
     serve_with(fake, settings)
@@ -160,7 +160,7 @@ def test_a_vector_too_small_to_square_is_stored_at_unit_length(fake, settings, a
     in float32, stored zeros whose every distance is NaN."""
     from prospect_memory.business.models import Entry
     from prospect_memory.business.selectors import entries_search
-    from prospect_memory.business.store import entry_store
+    from prospect_memory.business.services.store import entry_store
 
     serve_with(fake, settings)
     fake.mode = "tiny"
@@ -178,7 +178,7 @@ def test_a_provider_missing_its_options_fails_the_system_checks(settings):
 
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
-        "EMBEDDING_PROVIDER": "prospect_memory.core.remote_providers.OpenAICompatibleProvider",
+        "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.remote.OpenAICompatibleProvider",
         "EMBEDDING_OPTIONS": {"base_url": "http://127.0.0.1:11434/v1"},
     }
     [problem] = check_embedding_provider(None)
@@ -186,12 +186,11 @@ def test_a_provider_missing_its_options_fails_the_system_checks(settings):
     assert "model" in problem.msg
 
 
+@pytest.mark.parametrize("module", ["embeddings", "remote_providers"])
 @pytest.mark.parametrize("name", ["GeminiProvider", "OpenAICompatibleProvider"])
-def test_the_dotted_paths_the_docs_named_before_still_work(name):
-    """Settings written when the remote providers lived in ``core.embeddings``."""
-    from prospect_memory.core import remote_providers
-    from prospect_memory.core.embeddings import provider_class
+def test_the_dotted_paths_the_docs_named_before_still_work(module, name):
+    """Settings written when the remote providers lived in ``core.embeddings``, then in
+    ``core.remote_providers``."""
+    from prospect_memory.core.embeddings import provider_class, remote
 
-    assert provider_class(f"prospect_memory.core.embeddings.{name}") is getattr(
-        remote_providers, name
-    )
+    assert provider_class(f"prospect_memory.core.{module}.{name}") is getattr(remote, name)

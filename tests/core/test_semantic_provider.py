@@ -14,16 +14,17 @@ import numpy
 import pytest
 from django.core.management import CommandError, call_command
 
-from prospect_memory.core import onnx_model, thresholds
 from prospect_memory.core.embeddings import (
     ProviderUnavailable,
     SemanticProvider,
     get_provider,
+    local_model,
+    thresholds,
 )
 
 ROUND = "Acme Robotics raised a $40M Series B led by Northgate Ventures in March 2024."
 ENGLISH = "all-minilm-l6-v2"
-ENGLISH_DIR = onnx_model.BUNDLED_MODELS[ENGLISH]
+ENGLISH_DIR = local_model.BUNDLED_MODELS[ENGLISH]
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +53,7 @@ def test_vectors_are_the_models_mean_pooled_and_normalised(provider):
     assert len(vector) == 384
     assert numpy.isclose(numpy.linalg.norm(vector), 1.0)
     assert numpy.allclose(vector[:4], [-0.0790, -0.0931, -0.0233, -0.0122], atol=1e-3), vector[:4]
-    runner = onnx_model.runner(provider.manifest, provider.threads)
+    runner = local_model.runner(provider.manifest, provider.threads)
     encoding = runner.tokenizer.encode(ROUND)
     ids = numpy.array([encoding.ids], dtype=numpy.int64)
     mask = numpy.array([encoding.attention_mask], dtype=numpy.int64)

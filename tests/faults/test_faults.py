@@ -193,7 +193,7 @@ def stack(module_admin):
         "DJANGO_SETTINGS_MODULE": "kit.settings",
         "DATABASE_URL": database_url(connection.settings_dict),
         "CELERY_BROKER_URL": redis.url,
-        "PROSPECT_MEMORY_EMBEDDING_PROVIDER": "prospect_memory.core.remote_providers.GeminiProvider",
+        "PROSPECT_MEMORY_EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.remote.GeminiProvider",
         "GEMINI_API_KEY": API_KEY,
         "GOOGLE_GEMINI_BASE_URL": gemini.url,
         "LOG_LEVEL": "WARNING",
@@ -260,7 +260,7 @@ def test_worker_killed_mid_promotion_the_write_stands_and_the_backfill_promotes(
     import psycopg
 
     from prospect_memory.business.models import Entry, Promotion
-    from prospect_memory.business.promotion import promotion_lag
+    from prospect_memory.business.services.promotion import promotion_lag
 
     server, env = stack["server"], stack["env"]
     token = token_for(module_admin, server.url)

@@ -54,7 +54,7 @@ def test_the_command_builds_another_models_index_and_drops_the_old(settings, cap
     before = settings.PROSPECT_MEMORY
     settings.PROSPECT_MEMORY = {
         **before,
-        "EMBEDDING_PROVIDER": "prospect_memory.core.remote_providers.OpenAICompatibleProvider",
+        "EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.remote.OpenAICompatibleProvider",
         "EMBEDDING_OPTIONS": {"api_key": API_KEY, "model": MODEL, "dimensions": NATIVE_DIMENSIONS},
     }
     try:

@@ -8,7 +8,7 @@ import pytest
 from outreach.errors import ValidationFailed
 from outreach.services import suppression_add
 from prospect_memory.business.models import Entry
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 from prospect_memory.core.models import UsageEvent
 from prospect_memory.knowledge.payloads import search_data
 from prospect_memory.knowledge.selectors import knowledge_search

@@ -8,7 +8,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from outreach.services import suppression_add
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 from tests.factories import save_note
 
 pytestmark = pytest.mark.django_db

@@ -18,9 +18,9 @@ from django.utils import timezone
 from oauth2_provider.models import Application
 
 from outreach.access import Actor
-from prospect_memory.business.consolidation import consolidate
 from prospect_memory.business.models import Entry, EntryVersion, Shelf
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.consolidate import consolidate
+from prospect_memory.business.services.store import entry_store
 from prospect_memory.core.crypto import generate_key
 from prospect_memory.lifecycle.export import export_lines
 from prospect_memory.lifecycle.imports import import_lines

@@ -13,7 +13,7 @@ from outreach.access import Actor
 from outreach.models import Account, Member
 from prospect_memory import tasks
 from prospect_memory.business.models import Entry, EntryEvent, EntryVersion
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 from prospect_memory.core.models import Erasure, RetentionRun, UsageEvent
 from prospect_memory.lifecycle.retention import apply_retention, erase_closed_accounts
 from prospect_memory.notes.models import AuditEvent, Compaction, Note

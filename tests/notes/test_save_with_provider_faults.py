@@ -2,7 +2,7 @@
 
 import pytest
 
-from prospect_memory.core import pipeline
+from prospect_memory.core import embedding_pipeline
 from prospect_memory.notes.embeddings import NOTES
 from prospect_memory.notes.models import Note
 from tests.factories import overlap_of, save_note
@@ -49,7 +49,7 @@ def test_pending_notes_are_backfilled_when_the_provider_returns(admin_actor, gem
     ids = [save_note(admin_actor, body=f"{SERIES_B} v{i}").note.id for i in range(3)]
     assert set(Note.objects.values_list("embedding_status", flat=True)) == {"pending"}
     gemini.mode = "ok"
-    assert pipeline.backfill(NOTES) == 3
+    assert embedding_pipeline.backfill(NOTES) == 3
     assert set(Note.objects.filter(id__in=ids).values_list("embedding_status", flat=True)) == {
         "ready"
     }
@@ -63,8 +63,8 @@ def test_embedding_task_is_idempotent(admin_actor, gemini):
     note_id = save_note(admin_actor).note.id
     gemini.mode = "ok"
     before = len(gemini.requests)
-    assert pipeline.embed_one(NOTES, note_id) == "embedded"
-    assert pipeline.embed_one(NOTES, note_id) == "current"
+    assert embedding_pipeline.embed_one(NOTES, note_id) == "embedded"
+    assert embedding_pipeline.embed_one(NOTES, note_id) == "current"
     assert len(gemini.requests) == before + 1
     Note.objects.filter(id=note_id).delete()
-    assert pipeline.embed_one(NOTES, note_id) == "gone"
+    assert embedding_pipeline.embed_one(NOTES, note_id) == "gone"

@@ -63,7 +63,7 @@ def test_each_check_runs_once(module_admin, runs, tool, arguments):
 
 
 def test_a_service_called_directly_still_checks(account):
-    from prospect_memory.business.store import entry_store
+    from prospect_memory.business.services.store import entry_store
 
     reader = Actor.for_member(factories.member(account, "reader@example.com"))
     with pytest.raises(NotModuleAdmin):

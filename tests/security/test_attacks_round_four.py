@@ -152,7 +152,7 @@ def test_an_overlap_shows_old_hidden_text_as_a_visible_sign(client, module_admin
 
 def test_reencryption_keeps_the_text_as_it_was_written(admin_actor, settings):
     from prospect_memory.core.crypto import generate_key
-    from prospect_memory.core.keys import everything_reseal
+    from prospect_memory.core.crypto.rotation import everything_reseal
     from prospect_memory.notes.models import Note
     from tests import factories
 

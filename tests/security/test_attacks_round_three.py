@@ -25,7 +25,7 @@ from outreach.models import ClientRateWindow
 from prospect_memory.business import changes
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import Entry, EntryVersion
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 from prospect_memory.core.admin import SealedValuesAdmin
 from prospect_memory.notes.models import Note
 from tests import factories

@@ -19,10 +19,10 @@ from django.utils import timezone
 
 from outreach.models import ClientRateWindow
 from outreach.operations import STORED_TEXT_IS_DATA
-from prospect_memory.business.consolidation import consolidate
 from prospect_memory.business.models import Entry, EntryEvent, Promotion
 from prospect_memory.business.operations import RULES_NOT_ORDERS
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.consolidate import consolidate
+from prospect_memory.business.services.store import entry_store
 from prospect_memory.core.integrity.report import DEFAULT_SET, load
 from prospect_memory.notes.models import AuditEvent, DailySaveCount, Note
 from tests import factories
@@ -316,7 +316,7 @@ def test_flags_of_untouched_text_are_carried_by_a_clean_write(client, member):
 def test_flags_are_kept_when_the_value_is_checked_again_under_the_lock(client, member, monkeypatch):
     """The check runs before the lock on the value the write will most likely store; when
     that guess is wrong (here: no guess at all), the stored value is checked under it."""
-    from prospect_memory.business import store as entry_store_module
+    from prospect_memory.business.services import store as entry_store_module
 
     monkeypatch.setattr(entry_store_module, "likely_target", lambda place, key: None)
     agent = bearer(member)

@@ -15,7 +15,7 @@ from oauth2_provider.models import AccessToken
 from outreach.access import Actor
 from outreach.errors import KitError
 from prospect_memory.business.models import Entry, Promotion
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 from prospect_memory.core.integrity.report import DEFAULT_SET, load
 from tests.helpers import token
 
@@ -62,7 +62,7 @@ def test_poisoned_text_kept_from_before_the_check_leaves_the_index(
     from before the check (an upgrade): the scan flags them and takes them out."""
     import json
 
-    from prospect_memory.business.integrity import entries_rescan
+    from prospect_memory.business.services.integrity import entries_rescan
 
     items = _poisoned_entries()[:40]
     for number, _ in enumerate(items):

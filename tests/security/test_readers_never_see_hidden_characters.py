@@ -14,7 +14,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from prospect_memory.business.models import Entry
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 from prospect_memory.lifecycle.export import export_lines
 from prospect_memory.notes.models import Note
 from tests import factories

@@ -10,9 +10,9 @@ from oauth2_provider.models import AccessToken
 
 from outreach.access import Actor
 from outreach.errors import KitError
-from prospect_memory.business.integrity import entries_rescan
 from prospect_memory.business.models import Entry, EntryVersion
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.integrity import entries_rescan
+from prospect_memory.business.services.store import entry_store
 from prospect_memory.core import integrity
 from prospect_memory.notes.models import Note
 from prospect_memory.notes.services.notes import notes_rescan

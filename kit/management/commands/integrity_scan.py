@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from prospect_memory.business.integrity import entries_rescan
+from prospect_memory.business.services.integrity import entries_rescan
 from prospect_memory.notes.services.notes import notes_rescan
 
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from prospect_memory.core import pipeline
+from prospect_memory.core import embedding_pipeline
 from prospect_memory.core.embeddings import EmbeddingError, get_provider
 
 
@@ -24,18 +24,18 @@ class Command(BaseCommand):
         if limit < 1:
             raise CommandError("--limit must be at least 1")
         model = get_provider().model
-        for target in pipeline.targets():
+        for target in embedding_pipeline.targets():
             kind = str(target.model._meta.verbose_name_plural).capitalize()
             stored = 0
             while True:
                 try:
-                    done = pipeline.backfill(target, limit=limit)
+                    done = embedding_pipeline.backfill(target, limit=limit)
                 except EmbeddingError as exc:
                     raise CommandError(
                         f"the embedding provider failed: {exc}; try again later"
                     ) from None
                 stored += done
-                left = pipeline.waiting(target)
+                left = embedding_pipeline.waiting(target)
                 if not all or not done or not left:
                     break
                 self.stdout.write(f"{kind}: {stored} embedded by {model}, {left} wait.")

@@ -5,8 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from prospect_memory.core import calibration, thresholds
-from prospect_memory.core.embeddings import EmbeddingError, get_provider
+from prospect_memory.core.embeddings import EmbeddingError, calibration, get_provider, thresholds
 from prospect_memory.notes.rules import embedding_input
 
 

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from prospect_memory.core.crypto import DecryptionError
-from prospect_memory.core.keys import everything_reseal
+from prospect_memory.core.crypto.rotation import everything_reseal
 
 
 class Command(BaseCommand):

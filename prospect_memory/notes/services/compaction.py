@@ -6,7 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from outreach.access import Actor, require_module_admin
-from prospect_memory.core.budget import embed_within_budget
+from prospect_memory.core.embeddings.budget import embed_within_budget
 from prospect_memory.core.integrity import MAX_FLAGS
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.domains import resolve_domain

@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from outreach.access import Actor
 from pgstatements import lock_row
-from prospect_memory.core import pipeline
-from prospect_memory.core.budget import Embedded
+from prospect_memory.core import embedding_pipeline
+from prospect_memory.core.embeddings.budget import Embedded
 from prospect_memory.core.integrity import Flag
 from prospect_memory.notes.embeddings import NOTES
 from prospect_memory.notes.models import Dossier, Note
@@ -69,7 +69,9 @@ def build_note(
         oauth_application=actor.oauth_application,
         embedding_model=embedded.model if embedded.vector is not None else "",
         embedding=embedded.vector,
-        embedding_status=(pipeline.READY if embedded.vector is not None else pipeline.PENDING),
+        embedding_status=(
+            embedding_pipeline.READY if embedded.vector is not None else embedding_pipeline.PENDING
+        ),
     )
     note.title = title
     note.body = body
@@ -83,7 +85,7 @@ def build_note(
 def queue_embedding(note: Note) -> None:
     """Embed a written note in the background if the provider gave no vector in time."""
     if note.embedding is None:
-        pipeline.enqueue(NOTES, note.id)
+        embedding_pipeline.enqueue(NOTES, note.id)
 
 
 def written_note_view(note: Note, actor: Actor, domain: str) -> NoteView:

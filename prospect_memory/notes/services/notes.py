@@ -12,11 +12,11 @@ from outreach.access import Actor, require_module_admin
 from outreach.characters import cut
 from pgstatements import run, take_slot
 from prospect_memory.core import metering
-from prospect_memory.core.budget import Embedded, embed_within_budget
+from prospect_memory.core.embeddings.budget import Embedded, embed_within_budget
+from prospect_memory.core.embeddings.vectors import distance_to
 from prospect_memory.core.integrity import dumps as integrity_dumps
 from prospect_memory.core.integrity import integrity_data
 from prospect_memory.core.models import FLAG_FIELDS, UsageEvent
-from prospect_memory.core.vectors import distance_to
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.domains import resolve_domain
 from prospect_memory.notes.errors import DailyLimitReached, DomainNoteLimitReached

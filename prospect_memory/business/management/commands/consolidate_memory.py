@@ -7,8 +7,8 @@ keys of a member's own context are theirs alone and are never printed, only coun
 from django.core.management.base import BaseCommand, CommandError
 
 from outreach.models import Account
-from prospect_memory.business.consolidation import accounts_to_consolidate, consolidate
 from prospect_memory.business.models import Layer
+from prospect_memory.business.services.consolidate import accounts_to_consolidate, consolidate
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from outreach.access import Actor
 from outreach.models import Member
 from prospect_memory.business.models import Entry
-from prospect_memory.business.store import entry_store
+from prospect_memory.business.services.store import entry_store
 
 # (key, value, category, confidence, source)
 BASELINE = [

@@ -1,6 +1,6 @@
 """The providers that embed through someone else's service: Google's Gemini API and any
 server that speaks OpenAI's embeddings API (OpenAI, Ollama, TEI, vLLM, LiteLLM). Their
-failures are sorted for the retries of :mod:`prospect_memory.core.pipeline`: what another
+failures are sorted for the retries of :mod:`prospect_memory.core.embedding_pipeline`: what another
 try may cure (a timeout, a dropped connection, 429 and 5xx) from what it cannot."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from prospect_memory.core.embeddings import (
     RetryableEmbeddingError,
     normalise,
 )
-from prospect_memory.core.vectors import MODEL_NAME_MAX_CHARS
+from prospect_memory.core.embeddings.vectors import MODEL_NAME_MAX_CHARS
 
 _RETRYABLE_STATUS = {408, 429, 500, 502, 503, 504}
 

@@ -2,7 +2,7 @@
 
 A write must answer quickly and must never lose a row to a slow or failing provider, so the
 provider gets ``EMBED_TIME_BUDGET_SECONDS``; past that the row is stored with a pending
-embedding and the pipeline (``prospect_memory.core.pipeline``) finishes the work.
+embedding and the pipeline (``prospect_memory.core.embedding_pipeline``) finishes the work.
 """
 
 from __future__ import annotations

@@ -26,7 +26,6 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from outreach.models import Account
-from prospect_memory.business import promotion
 from prospect_memory.business.access import Place
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import (
@@ -38,16 +37,14 @@ from prospect_memory.business.models import (
     Strategy,
 )
 from prospect_memory.business.records import Report
-from prospect_memory.business.shelf import (
-    in_place,
-    keep_version,
-    live_in,
-    lock_shelf,
-    record_event,
-    release_aliases,
-)
+from prospect_memory.business.services import promotion
+from prospect_memory.business.services.aliases import release_aliases
+from prospect_memory.business.services.events import record_event
+from prospect_memory.business.services.history import keep_version
+from prospect_memory.business.services.lock import lock_shelf
+from prospect_memory.business.services.places import in_place, live_in
 from prospect_memory.business.visibility import retired, unexpired, unexpired_sql
-from prospect_memory.core import pipeline
+from prospect_memory.core import embedding_pipeline
 from prospect_memory.core.embeddings import get_provider
 
 
@@ -197,7 +194,7 @@ def _pairs(place: Place, model: str, distance: float) -> list[tuple[str, str, fl
                 "layer": place.layer,
                 "member": place.member_id,
                 "live": Entry.Status.LIVE,
-                "ready": pipeline.READY,
+                "ready": embedding_pipeline.READY,
                 "model": model,
                 "distance": distance,
             },

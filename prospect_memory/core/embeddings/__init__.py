@@ -3,7 +3,7 @@
 The provider is named in ``PROSPECT_MEMORY["EMBEDDING_PROVIDER"]`` (a name of
 :data:`PROVIDERS` or a dotted path) and built with ``PROSPECT_MEMORY["EMBEDDING_OPTIONS"]``.
 Distances mean different things for different models, so every threshold the product uses
-comes from the provider's model (:mod:`prospect_memory.core.thresholds`).
+comes from the provider's model (:mod:`prospect_memory.core.embeddings.thresholds`).
 
 A provider sees the text to embed only (a note's title and body, an entry's key and value,
 a query): never ids, emails or account names.
@@ -21,9 +21,9 @@ from functools import lru_cache
 
 from django.utils.module_loading import import_string
 
-from prospect_memory.core import onnx_model
 from prospect_memory.core.conf import core_settings
-from prospect_memory.core.thresholds import Thresholds, distance, thresholds_for
+from prospect_memory.core.embeddings import local_model
+from prospect_memory.core.embeddings.thresholds import Thresholds, distance, thresholds_for
 
 
 class EmbeddingError(Exception):
@@ -209,16 +209,16 @@ class SemanticProvider(EmbeddingProvider):
             raise ValueError("threads must be a whole number from 1 to 64")
         if not isinstance(batch_size, int) or not 1 <= batch_size <= 256:
             raise ValueError("batch_size must be a whole number from 1 to 256")
-        if model is not None and model not in onnx_model.BUNDLED_MODELS:
-            shipped = ", ".join(onnx_model.BUNDLED_MODELS)
+        if model is not None and model not in local_model.BUNDLED_MODELS:
+            shipped = ", ".join(local_model.BUNDLED_MODELS)
             raise ValueError(
                 f"model must be one of the models Kit ships ({shipped}); point model_dir at "
                 "any other"
             )
         if model is not None and model_dir is not None:
             raise ValueError("name a model or a model_dir, not both")
-        where = onnx_model.BUNDLED_MODELS[model] if model else model_dir
-        self.manifest = onnx_model.Manifest.load(where or onnx_model.DEFAULT_MODEL_DIR)
+        where = local_model.BUNDLED_MODELS[model] if model else model_dir
+        self.manifest = local_model.Manifest.load(where or local_model.DEFAULT_MODEL_DIR)
         self.model = self.manifest.name
         self.dimensions = self.manifest.dimensions
         self.model_thresholds = dict(self.manifest.thresholds or ()) or None
@@ -227,17 +227,17 @@ class SemanticProvider(EmbeddingProvider):
 
     def verify(self) -> None:
         try:
-            onnx_model.verified(self.manifest)
-        except onnx_model.ModelFileError as exc:
+            local_model.verified(self.manifest)
+        except local_model.ModelFileError as exc:
             raise ProviderUnavailable(str(exc)) from exc
 
     def warm(self) -> None:
         self._runner()
 
-    def _runner(self) -> onnx_model.Runner:
+    def _runner(self) -> local_model.Runner:
         try:
-            return onnx_model.runner(self.manifest, self.threads)
-        except onnx_model.ModelFileError as exc:
+            return local_model.runner(self.manifest, self.threads)
+        except local_model.ModelFileError as exc:
             raise ProviderUnavailable(str(exc)) from exc
         except Exception as exc:  # onnxruntime and tokenizers raise their own errors
             raise ProviderUnavailable(
@@ -277,15 +277,19 @@ class SemanticProvider(EmbeddingProvider):
 #: Names operators may use instead of a dotted path.
 PROVIDERS = {
     "semantic": "prospect_memory.core.embeddings.SemanticProvider",
-    "gemini": "prospect_memory.core.remote_providers.GeminiProvider",
-    "openai-compatible": "prospect_memory.core.remote_providers.OpenAICompatibleProvider",
+    "gemini": "prospect_memory.core.embeddings.remote.GeminiProvider",
+    "openai-compatible": "prospect_memory.core.embeddings.remote.OpenAICompatibleProvider",
     "hashing": "prospect_memory.core.embeddings.HashingProvider",
 }
-#: Dotted paths the documentation named before the remote providers had a module of their
-#: own: settings that name them keep working.
+#: Dotted paths the documentation named before the providers had the modules they have now:
+#: settings that name them keep working.
 _MOVED = {
-    "prospect_memory.core.embeddings.GeminiProvider": PROVIDERS["gemini"],
-    "prospect_memory.core.embeddings.OpenAICompatibleProvider": PROVIDERS["openai-compatible"],
+    f"prospect_memory.core.{module}.{provider}": PROVIDERS[name]
+    for module in ("embeddings", "remote_providers")
+    for provider, name in (
+        ("GeminiProvider", "gemini"),
+        ("OpenAICompatibleProvider", "openai-compatible"),
+    )
 }
 
 #: The hashing provider's name before the semantic provider came: settings that name it

@@ -1,5 +1,5 @@
-"""Taking entries out and bringing them back: delete, restore a kept version, restore an
-eviction, undo a merge made by consolidation. Each under the layer's lock."""
+"""Bringing entries back: a kept version, an eviction, a merge made by consolidation undone.
+Each under the layer's lock."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from django.utils import timezone
 
 from outreach.access import Actor
 from outreach.validation import FieldProblems
-from prospect_memory.business import promotion
 from prospect_memory.business.access import (
     WRITABLE_LAYERS,
     Place,
@@ -20,7 +19,6 @@ from prospect_memory.business.errors import (
     KeyTaken,
     NotFound,
 )
-from prospect_memory.business.integrity import hold_flagged, stored_value
 from prospect_memory.business.models import (
     Entry,
     EntryEvent,
@@ -28,7 +26,7 @@ from prospect_memory.business.models import (
     Layer,
     Strategy,
 )
-from prospect_memory.business.records import DeleteResult, EntryView, StoreResult, source_of
+from prospect_memory.business.records import EntryView, StoreResult, source_of
 from prospect_memory.business.rules import (
     clean_choice,
     clean_expected_version,
@@ -36,65 +34,23 @@ from prospect_memory.business.rules import (
     embedding_input,
     entry_flags,
 )
-from prospect_memory.business.shelf import (
+from prospect_memory.business.services import promotion
+from prospect_memory.business.services.aliases import key_taken
+from prospect_memory.business.services.entry_fields import (
     embedding_text_of,
-    in_place,
-    keep_version,
-    key_taken,
-    live_entry,
-    live_in,
-    lock_shelf,
-    make_room,
     mark_written,
-    record_event,
-    release_aliases,
-    retire,
     set_value,
     version_mismatch,
 )
+from prospect_memory.business.services.events import record_event
+from prospect_memory.business.services.eviction import make_room, retire
+from prospect_memory.business.services.history import keep_version
+from prospect_memory.business.services.integrity import hold_flagged, stored_value
+from prospect_memory.business.services.lock import live_entry, lock_shelf
+from prospect_memory.business.services.places import in_place, live_in
 from prospect_memory.business.visibility import expired_live
-from prospect_memory.core import pipeline
-from prospect_memory.core.budget import Embedded
-
-
-def entry_delete(
-    *,
-    actor: Actor,
-    key: object,
-    layer: object = Layer.ACCOUNT,
-    expected_version: object = None,
-) -> DeleteResult:
-    """Remove a live entry and its history for good; an event keeps who and which key."""
-    problems = FieldProblems()
-    layer = clean_choice(layer, WRITABLE_LAYERS, "layer", problems)
-    key = clean_key(key, problems)
-    expected = clean_expected_version(expected_version, problems)
-    problems.raise_if_any()
-    require_layer_writer(actor, layer)
-    place = Place.of(actor, layer)
-    with transaction.atomic():
-        lock_shelf(place)
-        return _delete(actor, place, key, expected)
-
-
-def entry_remove(*, actor: Actor, entry: Entry) -> DeleteResult:
-    """Kit staff deleting a live entry in the admin, whoever's layer it is in."""
-    require_layer_writer(actor, entry.layer)
-    place = Place.of_entry(entry)
-    with transaction.atomic():
-        lock_shelf(place)
-        return _delete(actor, place, entry.key, None)
-
-
-def _delete(actor: Actor, place: Place, key: str, expected: int | None) -> DeleteResult:
-    entry = live_entry(place, key)
-    if expected is not None and expected != entry.version:
-        raise version_mismatch(key, place.layer, expected, entry.version)
-    record_event(actor, EntryEvent.Action.DELETE, entry)
-    version = entry.version
-    release_aliases([entry], timezone.now())
-    entry.delete()
-    return DeleteResult(key=key, layer=place.layer, version=version)
+from prospect_memory.core import embedding_pipeline
+from prospect_memory.core.embeddings.budget import Embedded
 
 
 def version_restore(
@@ -153,8 +109,8 @@ def version_restore(
         set_value(entry, kept.value_json, now_text, was, Embedded.none())
         entry.save()
         record_event(actor, EntryEvent.Action.RESTORE_VERSION, entry, version)
-        if entry.embedding_status == pipeline.PENDING:
-            pipeline.enqueue(ENTRIES, entry.pk)
+        if entry.embedding_status == embedding_pipeline.PENDING:
+            embedding_pipeline.enqueue(ENTRIES, entry.pk)
         promotion.schedule([entry])
     return StoreResult(entry=EntryView.of(entry), created=False, previous_version=previous)
 

@@ -27,17 +27,9 @@ from outreach.errors import KitError
 from outreach.guarded import Stamp
 from outreach.validation import FieldProblems
 from pgstatements import new_row, run_with_optional
-from prospect_memory.business import at_once, promotion
 from prospect_memory.business.access import WRITABLE_LAYERS, Place, require_layer_writer
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.embeddings import ENTRIES
-from prospect_memory.business.integrity import (
-    hold_flagged,
-    is_agent,
-    source_ids,
-    would_hold,
-    written_flags,
-)
 from prospect_memory.business.models import (
     Category,
     Entry,
@@ -64,26 +56,30 @@ from prospect_memory.business.rules import (
     expires_at,
     merged_value,
 )
-from prospect_memory.business.shelf import (
-    Target,
+from prospect_memory.business.services import promotion, store_round_trip
+from prospect_memory.business.services.aliases import kept_for_alias
+from prospect_memory.business.services.entry_fields import (
     apply_source,
     embedding_text_of,
-    event_on,
-    history_statements,
-    kept_for_alias,
-    likely_target,
-    lock_key,
-    make_room,
     mark_written,
-    retire,
     set_value,
     version_mismatch,
-    version_of,
 )
+from prospect_memory.business.services.events import event_on
+from prospect_memory.business.services.eviction import make_room, retire
+from prospect_memory.business.services.history import history_statements, version_of
+from prospect_memory.business.services.integrity import (
+    hold_flagged,
+    is_agent,
+    source_ids,
+    would_hold,
+    written_flags,
+)
+from prospect_memory.business.services.lock import Target, likely_target, lock_key
 from prospect_memory.business.visibility import is_expired
-from prospect_memory.core import pipeline
-from prospect_memory.core.budget import Embedded, embed_within_budget
+from prospect_memory.core import embedding_pipeline
 from prospect_memory.core.embeddings import get_provider
+from prospect_memory.core.embeddings.budget import Embedded, embed_within_budget
 from prospect_memory.core.integrity import SOURCE_IDS, Flag
 from prospect_memory.core.models import UsageEvent
 
@@ -260,9 +256,11 @@ def _store_at_once(
         return None
     entry, promote = rows.entry, rows.changed
     if current is None:
-        sent = at_once.new_entry(place, entry, rows.event, rows.usage, now=now, promote=promote)
+        sent = store_round_trip.new_entry(
+            place, entry, rows.event, rows.usage, now=now, promote=promote
+        )
     else:
-        sent = at_once.new_version(
+        sent = store_round_trip.new_version(
             place, target, entry, _written(entry), rows.kept, rows.event, rows.usage,
             now=now, promote=promote,
         )  # fmt: skip
@@ -332,10 +330,10 @@ def _after_commit(
     transaction): the embedding of a text the provider did not see, and the promotions the
     write did not record itself (its evictions' too)."""
     entry = rows.entry
-    if entry.embedding_status == pipeline.PENDING:
+    if entry.embedding_status == embedding_pipeline.PENDING:
         # The provider answered before the lock, for a text the write did not store
         # (an alias, a concurrent merge): it can be asked again for this one.
-        pipeline.enqueue(ENTRIES, entry.pk, answered=write.embedded.vector is not None)
+        embedding_pipeline.enqueue(ENTRIES, entry.pk, answered=write.embedded.vector is not None)
     if undone is not None:
         logger.warning(
             "entry %s: promotion failed with the write (%s); tried after it", entry.pk, undone

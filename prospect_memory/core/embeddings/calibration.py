@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 #: The labelled pairs that ship with Kit.
-SHIPPED_PAIRS = Path(__file__).with_name("datasets") / "calibration_pairs.jsonl"
+SHIPPED_PAIRS = Path(__file__).parents[1] / "datasets" / "calibration_pairs.jsonl"
 
 CLASSES = ("restated", "paraphrase", "same_topic", "unrelated")
 SPLITS = ("dev", "holdout")

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from celery import current_app
 from django.db import models, transaction
 
-from prospect_memory.core.budget import embed_within_budget
 from prospect_memory.core.embeddings import (
     PermanentEmbeddingError,
     RetryableEmbeddingError,
     get_provider,
 )
+from prospect_memory.core.embeddings.budget import embed_within_budget
 from prospect_memory.core.models import EmbeddedModel
 
 logger = logging.getLogger(__name__)

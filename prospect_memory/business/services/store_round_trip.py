@@ -44,17 +44,14 @@ from outreach.guarded import (
     written_and,
 )
 from pgstatements import run_transaction
-from prospect_memory.business import promotion
 from prospect_memory.business.access import Place
 from prospect_memory.business.models import Entry, EntryEvent, EntryVersion, Shelf
 from prospect_memory.business.rules import capacity
-from prospect_memory.business.shelf import (
-    SHELF_LEAVES_ROOM,
-    Target,
-    beyond_history,
-    in_place_sql,
-    place_params,
-)
+from prospect_memory.business.services import promotion
+from prospect_memory.business.services.counts import SHELF_LEAVES_ROOM
+from prospect_memory.business.services.history import beyond_history
+from prospect_memory.business.services.lock import Target
+from prospect_memory.business.services.places import in_place_sql, place_params
 from prospect_memory.business.visibility import unexpired_sql
 from prospect_memory.core.models import UsageEvent
 

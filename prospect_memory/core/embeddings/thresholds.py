@@ -6,7 +6,7 @@ and overlaps at save, overlap pairs at recall, consolidation merges) asks the pr
 model. They come from, in order: the provider's options (an operator's explicit choice);
 the operator's thresholds file (``EMBEDDING_THRESHOLDS_FILE``, written by
 ``manage.py calibrate_embeddings --write``); the file that ships with Kit
-(``core/thresholds.json``, written by the same command for each bundled model, with the
+(``core/embeddings/thresholds.json``, written by the same command for each bundled model, with the
 report in docs/embeddings.md); the thresholds a local model's manifest names; and for a
 model nobody calibrated, the product page's 0.10 / 0.30, which is
 ``gemini-embedding-001``'s contract.

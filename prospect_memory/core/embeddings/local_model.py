@@ -38,9 +38,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from prospect_memory.core.packed_model import PackedFileError, PackedModel, PackedRunner
+from prospect_memory.core.embeddings.packed_model import PackedFileError, PackedModel, PackedRunner
 
-_BUNDLED = Path(__file__).with_name("embedding_models")
+_BUNDLED = Path(__file__).with_name("bundled")
 #: The models that ship with Kit, by the name the ``model`` option takes.
 BUNDLED_MODELS = {
     "all-minilm-l6-v2": _BUNDLED / "all-minilm-l6-v2",

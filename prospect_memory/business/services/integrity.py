@@ -11,7 +11,6 @@ from django.db import transaction
 
 from outreach.access import Actor
 from outreach.validation import FieldProblems
-from prospect_memory.business import promotion
 from prospect_memory.business.access import WRITABLE_LAYERS, Place, require_layer_writer
 from prospect_memory.business.errors import IntegrityHold
 from prospect_memory.business.models import (
@@ -27,7 +26,10 @@ from prospect_memory.business.rules import (
     clean_key,
     entry_flags,
 )
-from prospect_memory.business.shelf import live_entry, lock_shelf, record_event, version_mismatch
+from prospect_memory.business.services import promotion
+from prospect_memory.business.services.entry_fields import version_mismatch
+from prospect_memory.business.services.events import record_event
+from prospect_memory.business.services.lock import live_entry, lock_shelf
 from prospect_memory.core.integrity import (
     MAX_FLAGS,
     SOURCE_IDS,
