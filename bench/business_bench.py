@@ -168,7 +168,9 @@ def operations(label: str, probe, keys: list[str], writer) -> dict:
     """The timed calls of one scale, by name: ``recall``, ``floor``, ``list``, ``search``,
     ``store`` (new keys) and ``updates`` (strategy: call). Shared with the peers' side by
     side in lockstep (``bench/peers_lockstep.py``)."""
-    from prospect_memory.business.selectors import entries_list, entries_search, entry_recall
+    from prospect_memory.business.selectors.listing import entries_list
+    from prospect_memory.business.selectors.recall import entry_recall
+    from prospect_memory.business.selectors.search import entries_search
     from prospect_memory.business.services.store import entry_store
 
     rng = random.Random(11)

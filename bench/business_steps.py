@@ -54,7 +54,9 @@ def main() -> None:
     args.provider = "hashing"
     environment.setup(args)
 
-    from prospect_memory.business.selectors import entries_list, entries_search, entry_recall
+    from prospect_memory.business.selectors.listing import entries_list
+    from prospect_memory.business.selectors.recall import entry_recall
+    from prospect_memory.business.selectors.search import entries_search
     from prospect_memory.business.services.store import entry_store
     from prospect_memory.notes.services.notes import note_save
 

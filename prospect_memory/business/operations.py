@@ -22,13 +22,9 @@ from prospect_memory.business.errors import (
 )
 from prospect_memory.business.models import Layer
 from prospect_memory.business.rules import UNSET
-from prospect_memory.business.selectors import (
-    entries_list,
-    entries_search,
-    entry_history,
-    entry_recall,
-    evictions_list,
-)
+from prospect_memory.business.selectors.listing import entries_list, evictions_list
+from prospect_memory.business.selectors.recall import entry_history, entry_recall
+from prospect_memory.business.selectors.search import entries_search
 from prospect_memory.business.services.delete import entry_delete
 from prospect_memory.business.services.integrity import entry_unflag
 from prospect_memory.business.services.restore import eviction_restore, merge_undo, version_restore

@@ -35,11 +35,8 @@ from prospect_memory.business.errors import VersionMismatch
 from prospect_memory.business.forms import EntryForm, editable_json, form_errors, unchanged
 from prospect_memory.business.models import Category, Layer
 from prospect_memory.business.records import EntryView
-from prospect_memory.business.selectors import (
-    entry_history_views,
-    evictions_list,
-    key_deleted_in_layer,
-)
+from prospect_memory.business.selectors.listing import evictions_list, key_deleted_in_layer
+from prospect_memory.business.selectors.recall import entry_history_views
 from prospect_memory.business.templatetags.business_format import (
     formatted_value as formatted,
 )

@@ -17,7 +17,7 @@ from outreach.validation import FieldProblems
 from pgstatements import run
 from prospect_memory.business.records import EntryView
 from prospect_memory.business.rules import flattened
-from prospect_memory.business.selectors import promoted_nearest
+from prospect_memory.business.selectors.search import promoted_nearest
 from prospect_memory.core.embeddings.budget import embed_within_budget
 from prospect_memory.knowledge.conf import knowledge_settings
 from prospect_memory.knowledge.payloads import hit_data, size_of

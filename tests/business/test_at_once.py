@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from pgstatements import rounds
 from prospect_memory.business.models import Entry, EntryEvent, EntryVersion
-from prospect_memory.business.selectors import entry_recall
+from prospect_memory.business.selectors.recall import entry_recall
 from prospect_memory.business.services import store as store_module
 from prospect_memory.business.services.store import entry_store
 from prospect_memory.core.models import UsageEvent

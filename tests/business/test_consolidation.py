@@ -9,7 +9,8 @@ from django.utils import timezone
 
 from prospect_memory.business.errors import KeyTaken
 from prospect_memory.business.models import ConsolidationRun, Entry, EntryVersion, Promotion
-from prospect_memory.business.selectors import entries_list, entry_recall
+from prospect_memory.business.selectors.listing import entries_list
+from prospect_memory.business.selectors.recall import entry_recall
 from prospect_memory.business.services.consolidate import consolidate
 from prospect_memory.business.services.restore import merge_undo
 from prospect_memory.business.services.store import entry_store

@@ -8,7 +8,7 @@ from django.db import connection
 from outreach.access import Actor
 from prospect_memory.business import tasks
 from prospect_memory.business.models import Entry
-from prospect_memory.business.selectors import entries_search
+from prospect_memory.business.selectors.search import entries_search
 from prospect_memory.business.services.store import entry_store
 from tests.helpers import token as issue_token
 from tests.helpers import wait_for

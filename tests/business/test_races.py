@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from prospect_memory.business.errors import VersionMismatch
 from prospect_memory.business.models import Entry
-from prospect_memory.business.selectors import entry_recall
+from prospect_memory.business.selectors.recall import entry_recall
 from prospect_memory.business.services.consolidate import retired_purge
 from prospect_memory.business.services.restore import eviction_restore
 from prospect_memory.business.services.store import entry_store
@@ -180,7 +180,7 @@ def test_two_writers_with_the_same_expected_version_one_wins(admin_actor):
 
 
 def test_searches_and_recalls_of_the_same_entries_at_once_never_deadlock(admin_actor):
-    from prospect_memory.business.selectors import entries_search
+    from prospect_memory.business.selectors.search import entries_search
 
     for i in range(30):
         entry_store(actor=admin_actor, key=f"signal_{i}", value={"signal": f"hiring wave {i}"})
@@ -203,7 +203,7 @@ def test_a_store_through_an_alias_and_a_search_that_saw_it_live_never_deadlock(a
     stands for. If the store held the alias row first and the kept entry has the smaller
     id, a search whose snapshot still saw the alias live would hold the one and wait for
     the other."""
-    from prospect_memory.business.selectors import entries_search
+    from prospect_memory.business.selectors.search import entries_search
 
     rule = {"rule": "Enterprise deals need a champion and a security review"}
     for key in ("rule_a", "rule_b"):

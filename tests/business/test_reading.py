@@ -10,13 +10,9 @@ from django.utils import timezone
 
 from outreach.errors import NotFound, ValidationFailed
 from prospect_memory.business.models import Entry
-from prospect_memory.business.selectors import (
-    entries_list,
-    entries_search,
-    entry_history,
-    entry_recall,
-    evictions_list,
-)
+from prospect_memory.business.selectors.listing import entries_list, evictions_list
+from prospect_memory.business.selectors.recall import entry_history, entry_recall
+from prospect_memory.business.selectors.search import entries_search
 from prospect_memory.business.services.consolidate import retired_purge
 from prospect_memory.business.services.restore import eviction_restore
 from prospect_memory.business.services.store import entry_store

@@ -9,7 +9,8 @@ from django.utils import timezone
 from outreach.errors import NotModuleAdmin
 from prospect_memory.business.errors import MergeTypeMismatch, VersionMismatch
 from prospect_memory.business.models import Entry, EntryEvent, EntryVersion
-from prospect_memory.business.selectors import entry_recall, evictions_list
+from prospect_memory.business.selectors.listing import evictions_list
+from prospect_memory.business.selectors.recall import entry_recall
 from prospect_memory.business.services.delete import entry_delete
 from prospect_memory.business.services.restore import eviction_restore, version_restore
 from prospect_memory.business.services.store import entry_store

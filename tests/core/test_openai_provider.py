@@ -140,7 +140,7 @@ def test_a_server_down_is_retryable(fake):
 
 def test_notes_and_entries_are_embedded_and_searched_through_it(fake, settings, admin_actor):
     from outreach.access import Actor
-    from prospect_memory.business.selectors import entries_search
+    from prospect_memory.business.selectors.search import entries_search
     from prospect_memory.business.services.store import entry_store
     from tests.factories import save_note
 
@@ -159,7 +159,7 @@ def test_a_vector_too_small_to_square_is_stored_at_unit_length(fake, settings, a
     """Components of 1e-170 square to 0: unscaled, the vector kept its length and pgvector,
     in float32, stored zeros whose every distance is NaN."""
     from prospect_memory.business.models import Entry
-    from prospect_memory.business.selectors import entries_search
+    from prospect_memory.business.selectors.search import entries_search
     from prospect_memory.business.services.store import entry_store
 
     serve_with(fake, settings)
