@@ -23,14 +23,16 @@ class ProspectMemoryConfig(AppConfig):
         from prospect_memory.core import checks  # noqa: F401  (registers the checks)
         from prospect_memory.core.activity import register_activity_source
         from prospect_memory.core.health import embeddings_section, register_health_section
+        from prospect_memory.core.lifecycle import register_lifecycle
         from prospect_memory.lifecycle import conf as lifecycle_conf  # noqa: F401
         from prospect_memory.lifecycle import health as lifecycle_health
         from prospect_memory.lifecycle import signals
-        from prospect_memory.notes import activity, conf, health, mcp_tools  # noqa: F401  (declares the keys)
+        from prospect_memory.notes import activity, conf, health, lifecycle, mcp_tools  # noqa: F401  (declares the keys)
 
         mcp_tools.register()
         register_activity_source(activity.SOURCE)
         register_health_section(embeddings_section)
         register_health_section(health.section)
         register_health_section(lifecycle_health.section)
+        register_lifecycle(lifecycle.LIFECYCLE)
         signals.connect()

@@ -19,13 +19,18 @@ class BusinessMemoryConfig(AppConfig):
     )
 
     def ready(self) -> None:
-        from prospect_memory.business import checks, health, mcp_tools  # noqa: F401  (checks)
+        from prospect_memory.business import (
+            activity,
+            checks,  # noqa: F401  (registers the checks)
+            health,
+            lifecycle,
+            mcp_tools,
+        )
+        from prospect_memory.core.activity import register_activity_source
         from prospect_memory.core.health import register_health_section
+        from prospect_memory.core.lifecycle import register_lifecycle
 
         register_health_section(health.section)
-        from prospect_memory.business import activity
-        from prospect_memory.core.activity import register_activity_source
-
         register_activity_source(activity.SOURCE)
-
+        register_lifecycle(lifecycle.LIFECYCLE)
         mcp_tools.register()

@@ -37,13 +37,14 @@ from prospect_memory.business.rules import (
 )
 from prospect_memory.business.services import promotion
 from prospect_memory.business.services.lock import lock_shelf
+from prospect_memory.core.lifecycle import lifecycles, record_types
 from prospect_memory.lifecycle.coherence import (
     aliases_answer_for_live_entries,
     kept_versions_fit,
     notes_keep_to_their_company,
 )
 from prospect_memory.lifecycle.conf import lifecycle_settings
-from prospect_memory.lifecycle.export import FORMAT, KIND, TYPES
+from prospect_memory.lifecycle.export import FORMAT, KIND
 from prospect_memory.lifecycle.lines import Fields, ImportRefused, Stream
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.domains import resolve_domain
@@ -91,12 +92,7 @@ def import_lines(
 def _require_empty(account: Account) -> None:
     """Lock the account (its writes wait for the import) and refuse one that holds memories."""
     Account.objects.select_for_update().get(pk=account.pk)
-    held = {
-        "dossiers": Dossier.objects.filter(account=account).exists(),
-        "notes": Note.objects.filter(account=account).exists(),
-        "business memory entries": Entry.objects.filter(account=account).exists(),
-    }
-    found = [name for name, present in held.items() if present]
+    found = [name for memory in lifecycles() for name in memory.held(account)]
     if found:
         raise ImportRefused(
             f"account {account.slug} already holds {' and '.join(found)}; an export imports "
@@ -129,7 +125,7 @@ class _Importer:
 
     def __init__(self, account: Account, member: Member | None) -> None:
         self.account, self.member = account, member
-        self.counts: Counter[str] = Counter(dict.fromkeys(TYPES, 0))
+        self.counts: Counter[str] = Counter(dict.fromkeys(record_types(), 0))
         self._seats = _seats(account)
         self._ids: dict[tuple[str, str], uuid.UUID] = {}
         self._defined: dict[str, set[str]] = defaultdict(set)
@@ -165,7 +161,7 @@ class _Importer:
             "entry_version": self._version,
         }.get(fields.type)
         if build is None:
-            raise fields.refuse(f"unknown record type; this Kit reads {', '.join(TYPES)}.")
+            raise fields.refuse(f"unknown record type; this Kit reads {', '.join(record_types())}.")
         self._queue(build(fields))
         self.counts[fields.type] += 1
 
