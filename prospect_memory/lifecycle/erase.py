@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from django.apps import apps
 from django.contrib.admin.models import LogEntry
-from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
 from django.db.models import Q
 from django.db.models.functions import Cast
@@ -29,16 +28,10 @@ from outreach.models import (
     OAuthGrantAccount,
     OAuthRefreshTokenAccount,
 )
-from prospect_memory.business.access import Place
-from prospect_memory.business.models import Entry, EntryEvent, EntryVersion, Layer, Shelf
-from prospect_memory.business.services.lock import lock_shelf
+from prospect_memory.core.lifecycle import lifecycles
+from prospect_memory.core.lifecycle.removing import FORMER_MEMBER, content_types, forget_admin_log
 from prospect_memory.core.models import Erasure, UsageEvent
 from prospect_memory.notes.domains import resolve_domain
-from prospect_memory.notes.models import AuditEvent, Compaction, Dossier, Note
-from prospect_memory.notes.services.dossiers import lock_dossier
-
-#: What rows written by a member who left are attributed to.
-FORMER_MEMBER = "a former member"
 
 
 @dataclass(frozen=True)
@@ -69,83 +62,31 @@ def _record(kind: str, account_id: int, subject: str, by: str, counts: dict[str,
     return Erased(kind=kind, counts=counts, erasure_id=erasure.pk)
 
 
-def _content_types(model: type[models.Model]) -> list[ContentType]:
-    """The content types the admin logs rows of ``model`` under: its own and its proxies'."""
-    kinds = [m for m in apps.get_models() if m._meta.concrete_model is model]
-    return list(ContentType.objects.get_for_models(*kinds, for_concrete_models=False).values())
-
-
-def _forget_admin_log(model: type[models.Model], ids: Iterable[object]) -> int:
-    """Django admin's log entries about these rows (their ids and names are text there)."""
-    ids = [str(pk) for pk in ids]
-    if not ids:
-        return 0
-    deleted, _ = LogEntry.objects.filter(
-        content_type__in=_content_types(model), object_id__in=ids
-    ).delete()
-    return deleted
-
-
 # --- a company -------------------------------------------------------------------------------
-
-
-def _erase_dossier(dossier: Dossier) -> dict[str, int]:
-    notes = Note.objects.filter(account_id=dossier.account_id, dossier=dossier)
-    compactions = Compaction.objects.filter(account_id=dossier.account_id, dossier=dossier)
-    note_ids = list(notes.values_list("id", flat=True))
-    archived = notes.filter(status=Note.Status.ARCHIVED).count()
-    compaction_ids = list(compactions.values_list("id", flat=True))
-    admin_log = (
-        _forget_admin_log(Note, note_ids)
-        + _forget_admin_log(Compaction, compaction_ids)
-        + _forget_admin_log(Dossier, [dossier.pk])
-    )
-    # Archived notes point at the note that replaced them: deleted in one statement, the
-    # order within the dossier does not matter.
-    notes.delete()
-    compactions.delete()
-    dossier.delete()
-    return {
-        "notes": len(note_ids) - archived,
-        "archived_notes": archived,
-        "compactions": len(compaction_ids),
-        "admin_log_entries": admin_log,
-    }
 
 
 def company_footprint(actor: Actor, domain: str) -> dict[str, int]:
     """What erasing ``domain`` (resolved) would remove from the actor's account, by kind."""
     account = actor.account
-    notes = Note.objects.filter(account=account, dossier__domain=domain)
-    return {
-        "notes": notes.filter(status=Note.Status.ACTIVE).count(),
-        "archived_notes": notes.filter(status=Note.Status.ARCHIVED).count(),
-        "compactions": Compaction.objects.filter(account=account, dossier__domain=domain).count(),
-        "audit_events": AuditEvent.objects.filter(account=account, domain=domain).count(),
-        "usage_events": UsageEvent.objects.filter(account=account, subject=domain).count(),
-    }
+    counts: dict[str, int] = {}
+    for memory in lifecycles():
+        counts.update(memory.company_footprint(account, domain))
+    counts["usage_events"] = UsageEvent.objects.filter(account=account, subject=domain).count()
+    return counts
 
 
 def erase_company(*, actor: Actor, domain: object) -> Erased:
-    """Forget everything the actor's account knows about the company at ``domain``: its
-    notes (active and archived), compactions, their vectors (the knowledge index reads the
-    notes' own), the audit events and usage events that name the domain.
-
-    The company's dossier row is locked first, as every save, compaction and delete of the
-    domain locks it: a save that started before waits, then writes into an empty dossier;
-    nothing written before the erasure survives it.
-    """
+    """Forget everything the actor's account knows about the company at ``domain``: what
+    each memory keeps of it (the notes: the company's notes, active and archived,
+    compactions, their vectors and the audit events that name it, under the dossier's
+    lock that every save of the domain takes), and the usage events that name it."""
     require_module_admin(actor)
     resolved = resolve_domain(domain).domain
     account = actor.account
     with transaction.atomic():
-        # Created if missing, then erased: a first save of the domain already on its way
-        # waits on this row too.
-        dossier = lock_dossier(actor, resolved, create=True)
-        counts = _erase_dossier(dossier)
-        counts["audit_events"], _ = AuditEvent.objects.filter(
-            account=account, domain=resolved
-        ).delete()
+        counts: dict[str, int] = {}
+        for memory in lifecycles():
+            counts.update(memory.erase_company(actor, resolved))
         counts["usage_events"], _ = UsageEvent.objects.filter(
             account=account, subject=resolved
         ).delete()
@@ -195,46 +136,11 @@ def member_leaving(member: Member, *, by: str) -> Erased:
     account_id = member.account_id
     names = {member.user.get_username(), member.user.email} - {""}
     with transaction.atomic():
-        # Their own layer's writes wait, as every write of a layer waits on its shelf.
-        lock_shelf(Place(account_id, Layer.MEMBER, member.pk))
-        own = Entry.objects.filter(account_id=account_id, layer=Layer.MEMBER, member=member)
-        own_ids = list(own.values_list("id", flat=True))
-        # Every entry they ever had was stored by them once: Kit's own events about it (an
-        # eviction, a merge) name it by id even after the entry is gone.
-        own_events = EntryEvent.objects.filter(account_id=account_id, layer=Layer.MEMBER)
-        ever_ids = {
-            *own_ids,
-            *own_events.filter(member=member)
-            .exclude(entry_id=None)
-            .values_list("entry_id", flat=True),
-        }
-        counts = {
-            "own_entries": len(own_ids),
-            "own_versions": EntryVersion.objects.filter(entry_id__in=own_ids).count(),
-        }
-        counts["own_events"], _ = own_events.filter(
-            Q(member=member) | Q(entry_id__in=ever_ids)
-        ).delete()
-        counts["admin_log_entries"] = _forget_admin_log(Entry, ever_ids)
-        own.delete()
-        Shelf.objects.filter(account_id=account_id, layer=Layer.MEMBER, member=member).delete()
+        counts: dict[str, int] = {}
+        for memory in lifecycles():
+            for kind, count in memory.member_leaving(member, names).items():
+                counts[kind] = counts.get(kind, 0) + count
         counts["tokens_revoked"] = _revoke_tokens(member.user_id, account_id)
-        # What stays the account's no longer names them.
-        by_name = Q(member=member) | Q(actor__in=names)
-        for event in (AuditEvent, EntryEvent):
-            event.objects.filter(account_id=account_id).filter(by_name).update(
-                member=None, actor=FORMER_MEMBER
-            )
-        written = Q(written_by=member) | Q(written_by_label__in=names)
-        for row in (Entry, EntryVersion):
-            row.objects.filter(account_id=account_id).filter(written).update(
-                written_by=None, written_by_label=FORMER_MEMBER
-            )
-        Note.objects.filter(account_id=account_id, member=member).update(member=None)
-        Compaction.objects.filter(account_id=account_id, member=member).update(member=None)
-        Compaction.objects.filter(account_id=account_id, restored_by=member).update(
-            restored_by=None
-        )
         Erasure.objects.filter(account_ref=account_id, actor__in=names).update(actor=FORMER_MEMBER)
         return _record(Erasure.Kind.MEMBER, account_id, f"member:{member.pk}", by, counts)
 
@@ -263,7 +169,7 @@ def _forget_admin_log_of_account(model_list: Iterable[type[models.Model]], accou
             pk_text=Cast("pk", models.TextField())
         )
         count, _ = LogEntry.objects.filter(
-            content_type__in=_content_types(model), object_id__in=rows.values("pk_text")
+            content_type__in=content_types(model), object_id__in=rows.values("pk_text")
         ).delete()
         deleted += count
     return deleted
@@ -275,15 +181,15 @@ def erase_account(account: Account, *, by: str) -> Erased:
     the account itself. Users stay: a person may hold seats elsewhere."""
     account_id = account.pk
     with transaction.atomic():
-        # Every layer's lock first, in id order, as each writer of a layer takes its own:
-        # a store under way finishes first, and the deletion of entries (which updates
-        # their shelves' counts) never waits on a store that waits on an entry.
-        list(Shelf.objects.filter(account_id=account_id).select_for_update().order_by("id"))
+        # Every memory's locks first, as its writers take them: a write under way
+        # finishes first, and the deletion never waits on a write that waits on a row.
+        for memory in lifecycles():
+            memory.lock_account(account_id)
         counts = {"tokens_revoked": _revoke_tokens(None, account_id)}
         tenant_models = _account_models()
         counts["admin_log_entries"] = _forget_admin_log_of_account(
             tenant_models, account_id
-        ) + _forget_admin_log(Account, [account_id])
+        ) + forget_admin_log(Account, [account_id])
         # Every row that carries the account, seats included (so no seat's own erasure
         # runs: its rows go with the rest), in one statement per table.
         for model in tenant_models:

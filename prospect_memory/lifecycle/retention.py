@@ -7,20 +7,17 @@ page shows them with the last run."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import DatabaseError, models, transaction
 from django.utils import timezone
 
 from outreach.models import Account
-from prospect_memory.business.conf import business_settings
-from prospect_memory.business.models import EntryEvent
-from prospect_memory.business.services.consolidate import retired_purge
+from prospect_memory.core.lifecycle import RetentionScope, Rule, lifecycles
+from prospect_memory.core.lifecycle.removing import delete_in_batches
 from prospect_memory.core.models import RetentionRun, UsageEvent
 from prospect_memory.lifecycle.conf import lifecycle_settings
 from prospect_memory.lifecycle.erase import Erased, erase_account
-from prospect_memory.notes.models import AuditEvent, Compaction, Dossier, Note
 
 log = logging.getLogger(__name__)
 
@@ -28,91 +25,22 @@ log = logging.getLogger(__name__)
 JOB = "retention"
 
 
-@dataclass(frozen=True)
-class Rule:
-    name: str
-    #: What the page calls what it removes.
-    what: str
-    days: int
-    #: Whether 0 days keeps for ever (the lifecycle's settings); business memory's
-    #: RETIRED_KEEP_DAYS of 0 purges at once.
-    zero_keeps: bool = True
-
-    @property
-    def for_ever(self) -> bool:
-        return self.days == 0 and self.zero_keeps
-
-
 def rules() -> list[Rule]:
-    """Each retention setting, as the health page shows it (0 days: kept for ever)."""
-    return [
+    """Each retention setting, as the health page shows it (0 days: kept for ever): the
+    lifecycle's, and those a memory owns (business memory's evictions) before the closed
+    accounts."""
+    own = [
         Rule("audit_events", "Audit and entry events", lifecycle_settings.AUDIT_EVENTS_DAYS),
         Rule("usage_events", "Usage events", lifecycle_settings.USAGE_EVENTS_DAYS),
-        Rule(
-            "evictions",
-            "Evicted and expired entries",
-            business_settings.RETIRED_KEEP_DAYS,
-            zero_keeps=False,
-        ),
-        Rule(
-            "archived_notes",
-            "Archived notes (a compaction can be undone until then)",
-            lifecycle_settings.ARCHIVED_NOTES_DAYS,
-        ),
-        Rule("closed_accounts", "Closed accounts", lifecycle_settings.CLOSED_ACCOUNT_DAYS),
     ]
-
-
-def _delete_in_batches(rows: models.QuerySet) -> int:
-    model = rows.model
-    deleted = 0
-    while True:
-        ids = list(
-            rows.order_by().values_list("pk", flat=True)[: lifecycle_settings.RETENTION_BATCH_ROWS]
-        )
-        if not ids:
-            return deleted
-        batch = model._base_manager.filter(pk__in=ids)
-        deleted += batch._raw_delete(batch.db)
-
-
-def _archived_notes_before(cutoff: datetime) -> int:
-    """Compactions older than ``cutoff`` become final: the notes each archived go, and so
-    does the record that could bring them back. One compaction at a time, its dossier locked
-    as an undo locks it; a compaction already undone only loses its record (the notes it
-    listed are active again, or archived by a later compaction that can still be undone)."""
-    deleted = 0
-    while True:
-        old = list(
-            Compaction.objects.filter(created_at__lt=cutoff)
-            .order_by("created_at")
-            .values_list("pk", flat=True)[: lifecycle_settings.RETENTION_BATCH_ROWS]
-        )
-        if not old:
-            return deleted
-        for pk in old:
-            deleted += _make_final(pk)
-
-
-def _make_final(compaction_id) -> int:
-    with transaction.atomic():
-        compaction = Compaction.objects.select_related("dossier").filter(pk=compaction_id).first()
-        if compaction is None:
-            return 0
-        Dossier.objects.select_for_update().filter(pk=compaction.dossier_id).first()
-        compaction = Compaction.objects.select_for_update().filter(pk=compaction_id).first()
-        if compaction is None:
-            return 0
-        gone = 0
-        if compaction.restored_at is None and compaction.merged_note_id is not None:
-            gone, _ = Note.objects.filter(
-                account_id=compaction.account_id,
-                pk__in=compaction.replaced_note_ids,
-                superseded_by_id=compaction.merged_note_id,
-                status=Note.Status.ARCHIVED,
-            ).delete()
-        compaction.delete()
-        return gone
+    memories = [rule for memory in lifecycles() for rule in memory.rules()]
+    archived = Rule(
+        "archived_notes",
+        "Archived notes (a compaction can be undone until then)",
+        lifecycle_settings.ARCHIVED_NOTES_DAYS,
+    )
+    closed = Rule("closed_accounts", "Closed accounts", lifecycle_settings.CLOSED_ACCOUNT_DAYS)
+    return [*own, *memories, archived, closed]
 
 
 def apply_retention(*, now: datetime | None = None) -> RetentionRun:
@@ -122,21 +50,16 @@ def apply_retention(*, now: datetime | None = None) -> RetentionRun:
     run = RetentionRun.objects.create(started_at=now)
     days = {rule.name: (0 if rule.for_ever else rule.days) for rule in rules()}
     removed: dict[str, int] = {}
-    if days["audit_events"]:
-        cutoff = now - timedelta(days=days["audit_events"])
-        removed["audit_events"] = _delete_in_batches(
-            AuditEvent.objects.filter(created_at__lt=cutoff)
-        ) + _delete_in_batches(EntryEvent.objects.filter(created_at__lt=cutoff))
+    batch_rows = lifecycle_settings.RETENTION_BATCH_ROWS
     if days["usage_events"]:
         cutoff = now - timedelta(days=days["usage_events"])
-        removed["usage_events"] = _delete_in_batches(
-            UsageEvent.objects.filter(created_at__lt=cutoff)
+        removed["usage_events"] = delete_in_batches(
+            UsageEvent.objects.filter(created_at__lt=cutoff), batch_rows
         )
-    removed["evictions"] = retired_purge(now=now)
-    if days["archived_notes"]:
-        removed["archived_notes"] = _archived_notes_before(
-            now - timedelta(days=days["archived_notes"])
-        )
+    scope = RetentionScope(now=now, days=days, batch_rows=batch_rows)
+    for memory in lifecycles():
+        for name, count in memory.retain(scope).items():
+            removed[name] = removed.get(name, 0) + count
     kept_for = timedelta(days=lifecycle_settings.RETENTION_RUNS_DAYS)
     RetentionRun.objects.filter(started_at__lt=now - kept_for).delete()
     run.removed = removed

@@ -22,9 +22,9 @@ from prospect_memory.business.models import Entry, EntryVersion, Shelf
 from prospect_memory.business.services.consolidate import consolidate
 from prospect_memory.business.services.store import entry_store
 from prospect_memory.core.crypto import generate_key
+from prospect_memory.core.lifecycle.fields import ImportRefused
 from prospect_memory.lifecycle.export import export_lines
 from prospect_memory.lifecycle.imports import import_lines
-from prospect_memory.lifecycle.lines import ImportRefused
 from prospect_memory.notes.models import Compaction, Dossier, Note
 from prospect_memory.notes.services.compaction import compaction_restore, dossier_compact
 from prospect_memory.notes.services.notes import note_delete

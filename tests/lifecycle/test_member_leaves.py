@@ -9,8 +9,8 @@ from outreach.access import Actor
 from outreach.models import Member, OAuthAccessTokenAccount
 from prospect_memory.business.models import Entry, EntryEvent, EntryVersion, Shelf
 from prospect_memory.business.services.store import entry_store
+from prospect_memory.core.lifecycle.removing import FORMER_MEMBER
 from prospect_memory.core.models import Erasure
-from prospect_memory.lifecycle.erase import FORMER_MEMBER
 from prospect_memory.notes.models import AuditEvent, Note
 from tests import factories
 from tests.factories import save_note

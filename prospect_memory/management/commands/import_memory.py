@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from prospect_memory.core.lifecycle.fields import ImportRefused
 from prospect_memory.lifecycle.imports import import_lines
-from prospect_memory.lifecycle.lines import ImportRefused, read_lines
+from prospect_memory.lifecycle.lines import read_lines
 from prospect_memory.management.commands.export_memory import account_by_slug, member_by_email
 
 #: What each record type is, in the words of the product.
