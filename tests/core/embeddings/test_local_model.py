@@ -1,7 +1,7 @@
 """The local semantic provider (SPEC 14) with the English model it ships beside the default
 (all-MiniLM-L6-v2, ``{"model": "all-minilm-l6-v2"}``): the pinned model and tokenizer, run
 in ONNX; thresholds, calibration and checks, which every model shares. The multilingual
-default has its own tests (``test_multilingual_model.py``).
+default has its own tests (``test_packed_model.py``).
 
 These tests load the real model (about a quarter of a second, once per process); the rest
 of the suite embeds with the hashing provider."""
