@@ -47,14 +47,16 @@ def data_dir(tmp_path_factory):
 
 
 def _python(*args: str, data_dir: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
+    done = subprocess.run(
         [str(ROOT / ".venv/bin/python"), *args],
         env={**_environment(), "KIT_DATA_DIR": str(data_dir)},
         cwd=ROOT,
-        check=True,
+        check=False,
         capture_output=True,
         text=True,
     )
+    assert done.returncode == 0, f"{args} failed:\n{done.stdout}\n{done.stderr}"
+    return done
 
 
 def _environment() -> dict[str, str]:
