@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from enum import Enum
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from pgvector import Vector
@@ -18,6 +18,8 @@ from pgvector.django import VectorField
 from psycopg import adapt, pq
 
 from pgstatements.rounds import run_one
+
+M = TypeVar("M", bound=models.Model)
 
 
 def take_slot(model, *, key: Mapping[str, Any], counter: str, limit: int) -> int | None:
@@ -185,7 +187,7 @@ def update(instance, names: Sequence[str]) -> tuple[str, list]:
     return sql, [*values, prepared(model._meta.pk, instance.pk)]
 
 
-def new_row(model, **values):
+def new_row(model: type[M], **values: Any) -> M:
     """An unsaved ``model`` instance, as ``model(**values)`` makes it, by the positional
     constructor Django's ``from_db`` uses: ``values`` by attribute name (``account_id``) or
     a related row by its field's name (``member``), every other field its default.

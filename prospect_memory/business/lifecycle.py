@@ -15,7 +15,7 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from datetime import timedelta
-from typing import cast
+from typing import Any, cast
 
 from django.db.models import Model, Q
 
@@ -109,7 +109,7 @@ VERSION_COLUMNS = (
 )
 
 
-def records(scope: ExportScope) -> Iterator[dict]:
+def records(scope: ExportScope) -> Iterator[dict[str, Any]]:
     account, member = scope.account, scope.member
     owner = account.pk
     entries = Entry.objects.filter(_layers(member), account=account)
@@ -133,7 +133,7 @@ def _layers(member: Member | None, *, through: str = "") -> Q:
     return shared | Q(**{f"{through}layer": Layer.MEMBER, f"{through}member": member})
 
 
-def _source(row: dict) -> dict:
+def _source(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "pipeline_id": row["source_pipeline_id"],
         "execution_id": row["source_execution_id"],
@@ -142,7 +142,7 @@ def _source(row: dict) -> dict:
     }
 
 
-def _written(row: dict) -> dict:
+def _written(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "written_by": row["written_by__user__username"],
         "written_by_label": row["written_by_label"],
@@ -150,7 +150,7 @@ def _written(row: dict) -> dict:
     }
 
 
-def _entry_record(row: dict, account_id: int) -> dict:
+def _entry_record(row: dict[str, Any], account_id: int) -> dict[str, Any]:
     return {
         "type": "entry",
         "id": ref(row["id"]),
@@ -179,7 +179,7 @@ def _entry_record(row: dict, account_id: int) -> dict:
     }
 
 
-def _version_record(row: dict, account_id: int) -> dict:
+def _version_record(row: dict[str, Any], account_id: int) -> dict[str, Any]:
     return {
         "type": "entry_version",
         "id": ref(row["id"]),

@@ -11,9 +11,11 @@ exporting Kit's ids, and each names its dossier by ``domain``.
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Model, Q
@@ -72,7 +74,7 @@ COMPACTION_COLUMNS = (
 )
 
 
-def records(scope: ExportScope) -> Iterator[dict]:
+def records(scope: ExportScope) -> Iterator[dict[str, Any]]:
     account = scope.account
     owner = account.pk
     dossiers = Dossier.objects.filter(account=account)
@@ -97,7 +99,7 @@ def held(account: Account) -> list[str]:
     return [name for name, present in found.items() if present]
 
 
-def _dossier_record(row: dict) -> dict:
+def _dossier_record(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "dossier",
         "domain": row["domain"],
@@ -107,7 +109,7 @@ def _dossier_record(row: dict) -> dict:
     }
 
 
-def _note_record(row: dict, account_id: int) -> dict:
+def _note_record(row: dict[str, Any], account_id: int) -> dict[str, Any]:
     return {
         "type": "note",
         "id": ref(row["id"]),
@@ -125,7 +127,7 @@ def _note_record(row: dict, account_id: int) -> dict:
     }
 
 
-def _compaction_record(row: dict) -> dict:
+def _compaction_record(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "compaction",
         "id": ref(row["id"]),
@@ -388,7 +390,7 @@ def _archived_notes_before(cutoff: datetime, batch_rows: int) -> int:
             deleted += _make_final(pk)
 
 
-def _make_final(compaction_id) -> int:
+def _make_final(compaction_id: uuid.UUID) -> int:
     with transaction.atomic():
         compaction = Compaction.objects.select_related("dossier").filter(pk=compaction_id).first()
         if compaction is None:

@@ -3,6 +3,8 @@ and the aliases that leave with the entry they joined."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from prospect_memory.business.access import Place
 from prospect_memory.business.models import (
     Entry,
@@ -15,7 +17,7 @@ from prospect_memory.business.visibility import (
 )
 
 
-def release_aliases(entries: list[Entry], now) -> list[Entry]:
+def release_aliases(entries: list[Entry], now: datetime) -> list[Entry]:
     """The entries merged into ``entries`` (which are leaving) leave with them, as evicted:
     each keeps its own value and can be restored for RETIRED_KEEP_DAYS, like any eviction,
     instead of going for good with the entry it had joined."""
@@ -31,7 +33,7 @@ def release_aliases(entries: list[Entry], now) -> list[Entry]:
     return aliases
 
 
-def kept_for_alias(place: Place, alias: Entry, now) -> Entry | None:
+def kept_for_alias(place: Place, alias: Entry, now: datetime) -> Entry | None:
     """The live entry ``alias`` (a key merged into another entry of ``place``) stands for,
     locked. An alias of an entry that expired meanwhile leaves with it, and the key is free
     again (None)."""

@@ -3,6 +3,8 @@ it; and the refusal a write gets when the entry moved past the version it expect
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from outreach.access import Actor
 from prospect_memory.business.errors import (
     VersionMismatch,
@@ -16,7 +18,7 @@ from prospect_memory.core import embedding_pipeline
 from prospect_memory.core.embeddings.budget import Embedded
 
 
-def mark_written(entry: Entry, actor: Actor, now) -> None:
+def mark_written(entry: Entry, actor: Actor, now: datetime) -> None:
     """Record who wrote the entry's new version, and that it was used."""
     entry.written_by = actor.member
     entry.written_by_label = actor.label
@@ -26,7 +28,7 @@ def mark_written(entry: Entry, actor: Actor, now) -> None:
     entry.kept_apart = False
 
 
-def set_value(entry: Entry, text: str, embedding_text: str, was: str, embedded: Embedded):
+def set_value(entry: Entry, text: str, embedding_text: str, was: str, embedded: Embedded) -> None:
     """Seal the value; the embedding is the pre-lock vector if it was made of this very
     text, the entry's own if its text (``was``) did not change, else pending."""
     entry.value_json = text

@@ -3,6 +3,8 @@ layer's kept evictions trimmed), and an entry's retirement, with the keys merged
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db.models import Count, Q
 from django.db.models.functions import Coalesce
 
@@ -27,7 +29,7 @@ from prospect_memory.business.visibility import (
 def make_room(
     actor: Actor,
     place: Place,
-    now,
+    now: datetime,
     *,
     keep_out: Entry | None = None,
     counts: Counts | None = None,
@@ -74,7 +76,7 @@ def make_room(
     return victims
 
 
-def retire(entry: Entry, status: str, now) -> None:
+def retire(entry: Entry, status: str, now: datetime) -> None:
     entry.status = status
     entry.retired_at = now
     entry.save(update_fields=["status", "retired_at"])

@@ -45,13 +45,13 @@ def version_of(entry: Entry) -> EntryVersion:
     return version
 
 
-def history_statements(version: EntryVersion) -> list[tuple[str, list]]:
+def history_statements(version: EntryVersion) -> list[tuple[str, list[object]]]:
     """Write ``version`` and keep the newest HISTORY_VERSIONS of its entry: to send with a
     write's other statements in one round trip."""
     return [sql.insert(version), beyond_history(version)]
 
 
-def beyond_history(version: EntryVersion, *, a_step: bool = False) -> tuple[str, list]:
+def beyond_history(version: EntryVersion, *, a_step: bool = False) -> tuple[str, list[object]]:
     """Delete the versions of ``version``'s entry past the newest HISTORY_VERSIONS, once it
     is written. ``a_step``: as a step of the statement that writes it (``at_once``), which
     does not see it among the others: one fewer of them kept, and only if the write wrote."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from functools import cache
 
+from django.db.models import QuerySet
+
 from prospect_memory.business.access import Place
 from prospect_memory.business.models import (
     Entry,
@@ -30,7 +32,7 @@ def in_place_sql(layer: str, alias: str, *, named: bool = False) -> str:
     )
 
 
-def place_params(place: Place) -> list:
+def place_params(place: Place) -> list[object]:
     """The parameters of :func:`in_place_sql` for ``place``."""
     if place.layer == Layer.ACCOUNT:
         return [place.account_id]
@@ -97,11 +99,11 @@ def layer_statements(layer: str) -> dict[str, str]:
     }
 
 
-def in_place(place: Place):
+def in_place(place: Place) -> QuerySet[Entry]:
     return Entry.objects.filter(
         account_id=place.account_id, layer=place.layer, member_id=place.member_id
     )
 
 
-def live_in(place: Place):
+def live_in(place: Place) -> QuerySet[Entry]:
     return in_place(place).filter(status=Entry.Status.LIVE)
