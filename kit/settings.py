@@ -62,6 +62,8 @@ INSTALLED_APPS = [
     "axes",
     "kit",
     "outreach",
+    # The memories register their parts (tools, health sections, their share of exports,
+    # imports, erasures and retention) at ready(), in this order: the notes first.
     "prospect_memory",
     "prospect_memory.business",
     "prospect_memory.knowledge",

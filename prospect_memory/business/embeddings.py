@@ -1,4 +1,4 @@
-"""Business memory entries in the shared embedding embedding_pipeline."""
+"""Business memory entries in the shared embedding pipeline."""
 
 from __future__ import annotations
 

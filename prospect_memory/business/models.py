@@ -319,7 +319,7 @@ class EntryVersion(FlaggedModel):
 class Promotion(models.Model):
     """An entry in its account's knowledge index (SPEC 13), at the version promoted.
 
-    Kept by ``business.promotion`` (in a store's own transaction without a broker, else
+    Kept by ``business.services.promotion`` (in a store's own transaction without a broker, else
     after writes commit); knowledge search reads only
     promoted entries that still qualify, so an entry that stops qualifying leaves the
     index at once even before its row here goes.

@@ -7,6 +7,8 @@ that each memory can use them without importing the other's models.
 
 from __future__ import annotations
 
+from typing import Any, Self
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -128,7 +130,7 @@ class AccountEvent(models.Model):
         return {"oauth_application": by.oauth_application}
 
     @classmethod
-    def build(cls, by: Actor | str, *, account_id: int | None = None, **fields) -> AccountEvent:
+    def build(cls, by: Actor | str, *, account_id: int | None = None, **fields: Any) -> Self:
         """One event of this kind, done by ``by`` (see :meth:`attribution`) in the actor's
         account, or in ``account_id`` (which Kit's own work must name), not yet written."""
         if account_id is None:
@@ -136,7 +138,7 @@ class AccountEvent(models.Model):
         return new_row(cls, account_id=account_id, **cls.attribution(by), **fields)
 
     @classmethod
-    def record(cls, by: Actor | str, *, account_id: int | None = None, **fields) -> AccountEvent:
+    def record(cls, by: Actor | str, *, account_id: int | None = None, **fields: Any) -> Self:
         """Write one event of this kind (see :meth:`build`)."""
         event = cls.build(by, account_id=account_id, **fields)
         event.save(force_insert=True)

@@ -51,6 +51,16 @@ def subject_digest(account_id: int, subject: str) -> str:
     return salted_hmac("kit.erasure", f"{account_id}:{subject}", algorithm="sha256").hexdigest()
 
 
+def _summed(*parts: dict[str, int]) -> dict[str, int]:
+    """Counts by kind, added up: two memories may both remove rows of one kind (admin log
+    entries, events)."""
+    total: dict[str, int] = {}
+    for part in parts:
+        for kind, count in part.items():
+            total[kind] = total.get(kind, 0) + count
+    return total
+
+
 def _record(kind: str, account_id: int, subject: str, by: str, counts: dict[str, int]) -> Erased:
     erasure = Erasure.objects.create(
         kind=kind,
@@ -68,11 +78,11 @@ def _record(kind: str, account_id: int, subject: str, by: str, counts: dict[str,
 def company_footprint(actor: Actor, domain: str) -> dict[str, int]:
     """What erasing ``domain`` (resolved) would remove from the actor's account, by kind."""
     account = actor.account
-    counts: dict[str, int] = {}
-    for memory in lifecycles():
-        counts.update(memory.company_footprint(account, domain))
-    counts["usage_events"] = UsageEvent.objects.filter(account=account, subject=domain).count()
-    return counts
+    usage = UsageEvent.objects.filter(account=account, subject=domain).count()
+    return _summed(
+        *(memory.company_footprint(account, domain) for memory in lifecycles()),
+        {"usage_events": usage},
+    )
 
 
 def erase_company(*, actor: Actor, domain: object) -> Erased:
@@ -84,12 +94,9 @@ def erase_company(*, actor: Actor, domain: object) -> Erased:
     resolved = resolve_domain(domain).domain
     account = actor.account
     with transaction.atomic():
-        counts: dict[str, int] = {}
-        for memory in lifecycles():
-            counts.update(memory.erase_company(actor, resolved))
-        counts["usage_events"], _ = UsageEvent.objects.filter(
-            account=account, subject=resolved
-        ).delete()
+        erased = [memory.erase_company(actor, resolved) for memory in lifecycles()]
+        usage, _ = UsageEvent.objects.filter(account=account, subject=resolved).delete()
+        counts = _summed(*erased, {"usage_events": usage})
         return _record(Erasure.Kind.COMPANY, account.pk, resolved, actor.label, counts)
 
 
@@ -136,10 +143,7 @@ def member_leaving(member: Member, *, by: str) -> Erased:
     account_id = member.account_id
     names = {member.user.get_username(), member.user.email} - {""}
     with transaction.atomic():
-        counts: dict[str, int] = {}
-        for memory in lifecycles():
-            for kind, count in memory.member_leaving(member, names).items():
-                counts[kind] = counts.get(kind, 0) + count
+        counts = _summed(*(memory.member_leaving(member, names) for memory in lifecycles()))
         counts["tokens_revoked"] = _revoke_tokens(member.user_id, account_id)
         Erasure.objects.filter(account_ref=account_id, actor__in=names).update(actor=FORMER_MEMBER)
         return _record(Erasure.Kind.MEMBER, account_id, f"member:{member.pk}", by, counts)

@@ -1,6 +1,7 @@
 """An export's lines read back (:mod:`prospect_memory.lifecycle.export` describes them):
-numbered and hashed as they come, the manifest checked against them, and each record's
-fields read as the type they must be; anything else refused, naming its line."""
+numbered and hashed as they come, each parsed into a record's fields
+(:class:`~prospect_memory.core.lifecycle.fields.Fields`, which the memories read), and the
+manifest checked against them; anything else refused, naming its line."""
 
 from __future__ import annotations
 

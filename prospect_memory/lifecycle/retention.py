@@ -13,7 +13,15 @@ from django.db import DatabaseError, models, transaction
 from django.utils import timezone
 
 from outreach.models import Account
-from prospect_memory.core.lifecycle import RetentionScope, Rule, lifecycles
+from prospect_memory.core.lifecycle import (
+    ARCHIVED_NOTES,
+    AUDIT_EVENTS,
+    CLOSED_ACCOUNTS,
+    USAGE_EVENTS,
+    RetentionScope,
+    Rule,
+    lifecycles,
+)
 from prospect_memory.core.lifecycle.removing import delete_in_batches
 from prospect_memory.core.models import RetentionRun, UsageEvent
 from prospect_memory.lifecycle.conf import lifecycle_settings
@@ -30,16 +38,16 @@ def rules() -> list[Rule]:
     lifecycle's, and those a memory owns (business memory's evictions) before the closed
     accounts."""
     own = [
-        Rule("audit_events", "Audit and entry events", lifecycle_settings.AUDIT_EVENTS_DAYS),
-        Rule("usage_events", "Usage events", lifecycle_settings.USAGE_EVENTS_DAYS),
+        Rule(AUDIT_EVENTS, "Audit and entry events", lifecycle_settings.AUDIT_EVENTS_DAYS),
+        Rule(USAGE_EVENTS, "Usage events", lifecycle_settings.USAGE_EVENTS_DAYS),
     ]
-    memories = [rule for memory in lifecycles() for rule in memory.rules()]
+    memories = [rule for memory in lifecycles() for rule in memory.retention_rules()]
     archived = Rule(
-        "archived_notes",
+        ARCHIVED_NOTES,
         "Archived notes (a compaction can be undone until then)",
         lifecycle_settings.ARCHIVED_NOTES_DAYS,
     )
-    closed = Rule("closed_accounts", "Closed accounts", lifecycle_settings.CLOSED_ACCOUNT_DAYS)
+    closed = Rule(CLOSED_ACCOUNTS, "Closed accounts", lifecycle_settings.CLOSED_ACCOUNT_DAYS)
     return [*own, *memories, archived, closed]
 
 
@@ -51,9 +59,9 @@ def apply_retention(*, now: datetime | None = None) -> RetentionRun:
     days = {rule.name: (0 if rule.for_ever else rule.days) for rule in rules()}
     removed: dict[str, int] = {}
     batch_rows = lifecycle_settings.RETENTION_BATCH_ROWS
-    if days["usage_events"]:
-        cutoff = now - timedelta(days=days["usage_events"])
-        removed["usage_events"] = delete_in_batches(
+    if days[USAGE_EVENTS]:
+        cutoff = now - timedelta(days=days[USAGE_EVENTS])
+        removed[USAGE_EVENTS] = delete_in_batches(
             UsageEvent.objects.filter(created_at__lt=cutoff), batch_rows
         )
     scope = RetentionScope(now=now, days=days, batch_rows=batch_rows)

@@ -1,4 +1,4 @@
-"""Celery tasks: thin, id-based, idempotent. The work lives in the embedding embedding_pipeline.
+"""Celery tasks: thin, id-based, idempotent. The work lives in the embedding pipeline.
 
 Their names are pinned to where they were first declared (``prospect_memory.tasks``): a
 task queued by an earlier release still finds its function.

@@ -80,7 +80,7 @@ class Sketches:
             erase_company=self._erase_company,
             member_leaving=lambda member, names: self.asked.append(("leaving", names)) or {},
             lock_account=lambda account_id: self.asked.append(("lock", account_id)),
-            rules=lambda: [Rule("sketches", "Sketches", 7)],
+            retention_rules=lambda: [Rule("sketches", "Sketches", 7)],
             retain=lambda scope: {"sketches": scope.days["sketches"]},
         )
 
@@ -145,3 +145,16 @@ def test_retention_shows_its_rule_and_counts_what_it_removed(sketches):
     assert "sketches" in [rule.name for rule in rules()]
     run = apply_retention(now=timezone.now() + timedelta(days=1))
     assert run.removed["sketches"] == 7
+
+
+def test_a_record_type_is_one_memorys(sketches):
+    """The import hands each record to the memory of its type: a second memory declaring a
+    type already declared could not be told apart, so it is refused at ready()."""
+    clash = MemoryLifecycle(
+        "clash", ("note",), lambda scope: iter(()), lambda a: [], Sketches().importer
+    )
+    with pytest.raises(
+        ValueError, match=r"'clash' declares record types another memory exports: note"
+    ):
+        contract.register_lifecycle(clash)
+    assert "clash" not in [memory.name for memory in contract.lifecycles()]

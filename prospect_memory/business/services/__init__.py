@@ -9,12 +9,14 @@ The verbs:
 - ``restore``: bringing an entry back (a kept version, an eviction, a merge undone);
 - ``integrity``: holding flagged text out of the shared layer, clearing flags, checking
   what is stored again;
-- ``promotion``: the knowledge index's share of the account's confident entries;
 - ``consolidate``: the periodic job that demotes, merges and purges.
 
 The steps every write of a layer shares, each named for what it holds:
 
-- ``lock``: the layer's lock (its ``Shelf`` row) and what a write reads under it;
+- ``lock``: the layer's lock (its ``Shelf`` row), what a write reads under it, and the
+  prepared statements of those reads;
+- ``promotion``: an entry's place in the knowledge index, written with the write or after
+  its commit;
 - ``places``: where a layer's entries are, for the ORM and in SQL;
 - ``counts``: a layer's counts and the rule that a new entry fits its capacity;
 - ``eviction``: entries leaving a layer, and room made under its capacity;

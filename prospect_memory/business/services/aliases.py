@@ -38,7 +38,7 @@ def kept_for_alias(place: Place, alias: Entry, now: datetime) -> Entry | None:
     locked. An alias of an entry that expired meanwhile leaves with it, and the key is free
     again (None)."""
     kept = unexpired(live_in(place)).select_for_update().filter(pk=alias.alias_of_id).first()
-    if kept is None:
+    if kept is None and alias.alias_of is not None:
         release_aliases([alias.alias_of], now)
     return kept
 

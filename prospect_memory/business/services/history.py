@@ -53,7 +53,7 @@ def history_statements(version: EntryVersion) -> list[tuple[str, list[object]]]:
 
 def beyond_history(version: EntryVersion, *, a_step: bool = False) -> tuple[str, list[object]]:
     """Delete the versions of ``version``'s entry past the newest HISTORY_VERSIONS, once it
-    is written. ``a_step``: as a step of the statement that writes it (``at_once``), which
+    is written. ``a_step``: as a step of the statement that writes it (``store_round_trip``), which
     does not see it among the others: one fewer of them kept, and only if the write wrote."""
     keep = business_settings.HISTORY_VERSIONS - (1 if a_step else 0)
     return _beyond_history(a_step), [version.account_id, version.entry_id, keep]

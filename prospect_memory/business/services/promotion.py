@@ -68,7 +68,7 @@ def in_write(entry: Entry, *, only_if: tuple[str, list] | None = None) -> tuple[
     few ms of queries). With a broker, None: the task does it after the commit.
 
     ``only_if`` (an SQL condition and its parameters): the statement changes the index
-    only if it holds, for a write sent before it is known to stand (``at_once``)."""
+    only if it holds, for a write sent before it is known to stand (``store_round_trip``)."""
     if not current_app.conf.task_always_eager:
         return None
     when, params = only_if or ("true", [])

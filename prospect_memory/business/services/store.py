@@ -3,7 +3,7 @@ version check, capacity, aliases, integrity, history, events and usage in one tr
 
 Before any lock a store reads the entry it will most likely change (none: a new key),
 embeds and checks integrity on the value it will most likely store, and composes its rows.
-It sends them at once (``at_once``): one round trip that locks the layer, writes if the
+It sends them at once (``store_round_trip``): one round trip that locks the layer, writes if the
 database finds what was read still so, and commits. Otherwise (the entry changed or left,
 an alias, a full layer, a version or integrity refusal to decide) it takes the locked
 path: the key read under the lock, everything decided there, as the guards would.
@@ -139,7 +139,7 @@ def entry_store(
         actor, layer, value, category, confidence, source, ttl, strategy, embedded, checked
     )
     if target is None or target.own:
-        stored = _store_at_once(write, place, key, target, expected)
+        stored = _store_in_one_round_trip(write, place, key, target, expected)
         if stored is not None:
             return stored
     return _store_locked(write, place, key, expected)
@@ -237,11 +237,11 @@ def _compose(write: _Write, place: Place, key: str, current: Entry | None, now) 
     return _Rows(entry, new, kept, event, usage, changed)
 
 
-def _store_at_once(
+def _store_in_one_round_trip(
     write: _Write, place: Place, key: str, target: Target | None, expected: int | None
 ) -> StoreResult | None:
     """The store in one round trip, if what was read before the lock still holds under it
-    (``at_once``); None, having written nothing, if it does not or a refusal is to be
+    (``store_round_trip``); None, having written nothing, if it does not or a refusal is to be
     decided under the lock."""
     current = target.entry if target else None
     found = current.version if current else 0

@@ -13,7 +13,7 @@ pins by hash (memory-mapped, so processes on one machine share its pages), and r
   handed to onnxruntime as int8 with a scale per output column, which its CPU kernels
   multiply with int8 activations (measured: 2.3x faster than 4-bit kernels here).
 
-The file is checked before any of it is read: its hash (``onnx_model.verified``), then its
+The file is checked before any of it is read: its hash (``local_model.verified``), then its
 header and every tensor's place and size against the file's length and the shape the
 manifest names, so a wrong or cut file is refused with what is wrong, never read past.
 """

@@ -10,7 +10,7 @@ daily job, and asks each registered memory in turn, in the order they registered
 first).
 
 What the memories' parts share lives beside this contract: writing records
-(:mod:`.records`), reading a record's fields (:mod:`.fields`), the import's ids, seats and
+(:mod:`.exporting`), reading a record's fields (:mod:`.fields`), the import's ids, seats and
 batches (:mod:`.importing`), and the rows an erasure or retention removes
 (:mod:`.removing`).
 """
@@ -75,10 +75,20 @@ class Rule:
         return self.days == 0 and self.zero_keeps
 
 
+#: The retention rules whose days the lifecycle's own settings hold (``LIFECYCLE``), by the
+#: names a memory reads them under in :attr:`RetentionScope.days`; a memory that owns a
+#: setting of its own registers its rule (``MemoryLifecycle.retention_rules``).
+AUDIT_EVENTS = "audit_events"
+USAGE_EVENTS = "usage_events"
+ARCHIVED_NOTES = "archived_notes"
+CLOSED_ACCOUNTS = "closed_accounts"
+
+
 @dataclass(frozen=True)
 class RetentionScope:
-    """One run of the retention job: its time, each rule's days (0: nothing to remove), and
-    the rows it deletes per statement."""
+    """One run of the retention job: its time, each rule's days by name (0: nothing to
+    remove; the lifecycle's rules above and every memory's own), and the rows it deletes
+    per statement."""
 
     now: datetime
     days: dict[str, int]
@@ -108,14 +118,16 @@ class MemoryLifecycle:
     company_footprint: Callable[[Account, str], dict[str, int]] = _nothing
     erase_company: Callable[[Actor, str], dict[str, int]] = _nothing
     #: Before a member's seat goes: their own context erased, and what they wrote for the
-    #: account attributed to no one by name (``names``: their username and email).
+    #: account attributed to no one by name (``names``: their username and email). Each
+    #: memory in turn, in the order they registered, in the transaction that removes the
+    #: seat; each takes its own locks first.
     member_leaving: Callable[[Member, set[str]], dict[str, int]] = _nothing
     #: Before an account's rows go: the locks its writers take, so a write under way
     #: finishes first.
     lock_account: Callable[[int], None] = lambda account_id: None
     #: The retention settings it owns beyond the lifecycle's, and one run's removals by
     #: rule name.
-    rules: Callable[[], list[Rule]] = list
+    retention_rules: Callable[[], list[Rule]] = list
     retain: Callable[[RetentionScope], dict[str, int]] = _nothing
 
 
@@ -124,9 +136,17 @@ _memories: list[MemoryLifecycle] = []
 
 def register_lifecycle(memory: MemoryLifecycle) -> None:
     """Add ``memory`` to every export, import, erasure and retention run (once, however
-    often ``ready()`` runs)."""
-    if all(known.name != memory.name for known in _memories):
-        _memories.append(memory)
+    often ``ready()`` runs). A record type is one memory's: a second memory that declares
+    one already declared is refused, as the import could not tell whose a record is."""
+    if any(known.name == memory.name for known in _memories):
+        return
+    taken = set(record_types()) & set(memory.record_types)
+    if taken:
+        raise ValueError(
+            f"memory {memory.name!r} declares record types another memory exports: "
+            f"{', '.join(sorted(taken))}"
+        )
+    _memories.append(memory)
 
 
 def lifecycles() -> list[MemoryLifecycle]:

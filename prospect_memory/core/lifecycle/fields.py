@@ -52,7 +52,7 @@ class Fields:
 
     def __init__(self, number: int, data: dict[str, Any], type_: str | None = None) -> None:
         self.number, self.data = number, data
-        self.type = type_ or data.get("type")
+        self.type: str = type_ or data.get("type", "")
 
     def refuse(self, message: str, *, field: str | None = None) -> ImportRefused:
         return ImportRefused(

@@ -80,7 +80,10 @@ class ImportSession:
     def after_store(
         self, model: type[Model], then: Callable[[type[Model], list[Model]], None]
     ) -> None:
-        """Call ``then`` with each batch of ``model``'s rows once they are stored."""
+        """Call ``then`` with each batch of ``model``'s rows once they are stored (one
+        memory's rows: a model two memories import would be stored by both)."""
+        if model in self._after_store:
+            raise ValueError(f"{model.__name__} is imported by two memories")
         self._after_store[model] = then
 
     def queue(self, row: Model) -> None:

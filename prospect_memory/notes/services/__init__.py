@@ -5,7 +5,7 @@
 - ``notes``: saving and deleting notes, clearing flags, and counting agent recalls;
 - ``compaction``: merging a dossier's notes and undoing a merge.
 
-Re-encrypting under the newest key is the core's (``core.keys``), for every memory.
+Re-encrypting under the newest key is the core's (``core.crypto.rotation``), for every memory.
 
 Each write on a domain locks that domain's :class:`~prospect_memory.notes.models.Dossier` row
 first, so the per-domain cap, the compaction count check and restores see one order of

@@ -282,18 +282,18 @@ def test_both_paths_store_the_same(module_admin, member, other_admin, monkeypatc
             )  # fmt: skip
         return answers, _what_is_stored(admin.account)
 
-    real, sent = store_module._store_at_once, []
+    real, sent = store_module._store_in_one_round_trip, []
 
     def counted(*arguments):
         stored = real(*arguments)
         sent.append(stored is not None)
         return stored
 
-    monkeypatch.setattr(store_module, "_store_at_once", counted)
+    monkeypatch.setattr(store_module, "_store_in_one_round_trip", counted)
     at_once = run(module_admin, member)
     assert sent.count(True) >= 10  # most of them went at once
     taken = []
-    monkeypatch.setattr(store_module, "_store_at_once", lambda *a, **k: taken.append(a))
+    monkeypatch.setattr(store_module, "_store_in_one_round_trip", lambda *a, **k: taken.append(a))
     locked = run(other_admin, factories.member(other_admin.account, "reader@rival.example"))
     assert taken  # the second account's stores could have gone at once, and did not
     assert at_once == locked

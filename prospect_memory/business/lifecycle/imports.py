@@ -1,36 +1,25 @@
-"""Business memory's part in an account's lifecycle (SPEC 16), registered at ``ready()``
-(:mod:`prospect_memory.core.lifecycle`): its records in an export and read back from one, a
-departing member's own context, the layers' locks before an account goes, and the
-retention of entry events and evictions.
-
-Records, in this order: ``entry`` (the shared layer, and the exporting member's own layer,
-in every status; nobody else's own layer ever) and ``entry_version`` (the versions kept of
-those entries). Values are decrypted; an entry names the entry it was merged into
-(``alias_of``) and a version its entry (``entry``) by the exporting Kit's ids.
-"""
+"""Business memory's side of an import: entries and their kept versions, each checked as a
+store would check it (keys, values, sources, a layer's capacity), and what they must say
+of each other once all are read (a file can be edited and given a new checksum)."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
-from datetime import timedelta
-from typing import Any, cast
+from collections.abc import Callable
+from typing import cast
 
-from django.db.models import Model, Q
+from django.db.models import Model
 
 from outreach.errors import KitError
-from outreach.models import Account, Member
+from outreach.models import Account
 from outreach.validation import FieldProblems
 from prospect_memory.business.access import Place
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import (
     Category,
     Entry,
-    EntryEvent,
     EntryVersion,
     Layer,
-    Shelf,
     Strategy,
 )
 from prospect_memory.business.rules import (
@@ -43,157 +32,13 @@ from prospect_memory.business.rules import (
     entry_flags,
 )
 from prospect_memory.business.services import promotion
-from prospect_memory.business.services.consolidate import retired_purge
 from prospect_memory.business.services.lock import lock_shelf
-from prospect_memory.core.lifecycle import ExportScope, MemoryLifecycle, RetentionScope, Rule
 from prospect_memory.core.lifecycle.fields import Fields, ImportRefused
 from prospect_memory.core.lifecycle.importing import ImportSession, checked_again
-from prospect_memory.core.lifecycle.records import (
-    FLAG_COLUMNS,
-    integrity,
-    moment,
-    opened,
-    pages,
-    ref,
-)
-from prospect_memory.core.lifecycle.removing import (
-    FORMER_MEMBER,
-    delete_in_batches,
-    forget_admin_log,
-)
-
-SOURCE_COLUMNS = (
-    "source_pipeline_id",
-    "source_execution_id",
-    "source_step_id",
-    "source_extracted_at",
-)
-WRITER_COLUMNS = ("written_by__user__username", "written_by_label", "oauth_application__name")
-ENTRY_COLUMNS = (
-    "id",
-    "layer",
-    "key",
-    "value_ciphertext",
-    "category",
-    "confidence",
-    *SOURCE_COLUMNS,
-    "version",
-    "strategy",
-    "status",
-    "alias_of_id",
-    "retired_at",
-    "created_at",
-    "updated_at",
-    "written_at",
-    "expires_at",
-    "used_at",
-    "last_accessed_at",
-    "access_count",
-    "idle_periods_charged",
-    "kept_apart",
-    *WRITER_COLUMNS,
-    *FLAG_COLUMNS,
-)
-VERSION_COLUMNS = (
-    "id",
-    "entry_id",
-    "version",
-    "value_ciphertext",
-    "category",
-    "confidence",
-    *SOURCE_COLUMNS,
-    "strategy",
-    "written_at",
-    *WRITER_COLUMNS,
-    *FLAG_COLUMNS,
-)
-
-
-def records(scope: ExportScope) -> Iterator[dict[str, Any]]:
-    account, member = scope.account, scope.member
-    owner = account.pk
-    entries = Entry.objects.filter(_layers(member), account=account)
-    order = ("layer", "member_id", "status", "key", "id")
-    for row in pages(entries, ENTRY_COLUMNS, order, scope.batch_rows):
-        yield _entry_record(row, owner)
-    versions = EntryVersion.objects.filter(_layers(member, through="entry__"), account=account)
-    for row in pages(versions, VERSION_COLUMNS, ("entry_id", "-version"), scope.batch_rows):
-        yield _version_record(row, owner)
 
 
 def held(account: Account) -> list[str]:
     return ["business memory entries"] if Entry.objects.filter(account=account).exists() else []
-
-
-def _layers(member: Member | None, *, through: str = "") -> Q:
-    """The shared layer, and ``member``'s own."""
-    shared = Q(**{f"{through}layer": Layer.ACCOUNT})
-    if member is None:
-        return shared
-    return shared | Q(**{f"{through}layer": Layer.MEMBER, f"{through}member": member})
-
-
-def _source(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "pipeline_id": row["source_pipeline_id"],
-        "execution_id": row["source_execution_id"],
-        "step_id": row["source_step_id"],
-        "extracted_at": moment(row["source_extracted_at"]),
-    }
-
-
-def _written(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "written_by": row["written_by__user__username"],
-        "written_by_label": row["written_by_label"],
-        "client": row["oauth_application__name"],
-    }
-
-
-def _entry_record(row: dict[str, Any], account_id: int) -> dict[str, Any]:
-    return {
-        "type": "entry",
-        "id": ref(row["id"]),
-        "layer": row["layer"],
-        "key": row["key"],
-        "value": json.loads(opened(Entry, "value_json", account_id, row)),
-        "category": row["category"],
-        "confidence": row["confidence"],
-        "source": _source(row),
-        "version": row["version"],
-        "strategy": row["strategy"],
-        "status": row["status"],
-        "alias_of": ref(row["alias_of_id"]),
-        "retired_at": moment(row["retired_at"]),
-        "created_at": moment(row["created_at"]),
-        "updated_at": moment(row["updated_at"]),
-        "written_at": moment(row["written_at"]),
-        "expires_at": moment(row["expires_at"]),
-        "used_at": moment(row["used_at"]),
-        "last_accessed_at": moment(row["last_accessed_at"]),
-        "access_count": row["access_count"],
-        "idle_periods_charged": row["idle_periods_charged"],
-        "kept_apart": row["kept_apart"],
-        **_written(row),
-        "integrity": integrity(Entry, account_id, row),
-    }
-
-
-def _version_record(row: dict[str, Any], account_id: int) -> dict[str, Any]:
-    return {
-        "type": "entry_version",
-        "id": ref(row["id"]),
-        "entry": ref(row["entry_id"]),
-        "version": row["version"],
-        "value": json.loads(opened(EntryVersion, "value_json", account_id, row)),
-        "category": row["category"],
-        "confidence": row["confidence"],
-        "source": _source(row),
-        "strategy": row["strategy"],
-        "written_at": moment(row["written_at"]),
-        **_written(row),
-        "integrity": integrity(EntryVersion, account_id, row),
-    }
 
 
 class BusinessImporter:
@@ -387,90 +232,3 @@ def _kept_versions_fit(kept: dict[str, dict[int, int]], versions_of: dict[str, i
                 line=sorted(numbers.values())[most],
                 field="version",
             )
-
-
-# --- erasures -----------------------------------------------------------------------------
-
-
-def member_leaving(member: Member, names: set[str]) -> dict[str, int]:
-    """The member's own context (entries with their versions, evictions, aliases and
-    vectors; the events that name its keys) goes; what they wrote for the account stays
-    the account's, attributed to :data:`FORMER_MEMBER`."""
-    account_id = member.account_id
-    # Their own layer's writes wait, as every write of a layer waits on its shelf.
-    lock_shelf(Place(account_id, Layer.MEMBER, member.pk))
-    own = Entry.objects.filter(account_id=account_id, layer=Layer.MEMBER, member=member)
-    own_ids = list(own.values_list("id", flat=True))
-    # Every entry they ever had was stored by them once: Kit's own events about it (an
-    # eviction, a merge) name it by id even after the entry is gone.
-    own_events = EntryEvent.objects.filter(account_id=account_id, layer=Layer.MEMBER)
-    ever_ids = {
-        *own_ids,
-        *own_events.filter(member=member).exclude(entry_id=None).values_list("entry_id", flat=True),
-    }
-    counts = {
-        "own_entries": len(own_ids),
-        "own_versions": EntryVersion.objects.filter(entry_id__in=own_ids).count(),
-    }
-    counts["own_events"], _ = own_events.filter(
-        Q(member=member) | Q(entry_id__in=ever_ids)
-    ).delete()
-    counts["admin_log_entries"] = forget_admin_log(Entry, ever_ids)
-    own.delete()
-    Shelf.objects.filter(account_id=account_id, layer=Layer.MEMBER, member=member).delete()
-    # What stays the account's no longer names them.
-    EntryEvent.objects.filter(account_id=account_id).filter(
-        Q(member=member) | Q(actor__in=names)
-    ).update(member=None, actor=FORMER_MEMBER)
-    written = Q(written_by=member) | Q(written_by_label__in=names)
-    for row in (Entry, EntryVersion):
-        row.objects.filter(account_id=account_id).filter(written).update(
-            written_by=None, written_by_label=FORMER_MEMBER
-        )
-    return counts
-
-
-def lock_account(account_id: int) -> None:
-    """Every layer's lock, in id order, as each writer of a layer takes its own: a store
-    under way finishes first, and the deletion of entries (which updates their shelves'
-    counts) never waits on a store that waits on an entry."""
-    list(Shelf.objects.filter(account_id=account_id).select_for_update().order_by("id"))
-
-
-# --- retention ----------------------------------------------------------------------------
-
-
-def rules() -> list[Rule]:
-    return [
-        Rule(
-            "evictions",
-            "Evicted and expired entries",
-            business_settings.RETIRED_KEEP_DAYS,
-            zero_keeps=False,
-        )
-    ]
-
-
-def retain(scope: RetentionScope) -> dict[str, int]:
-    """Entry events past the audit events' days, and evictions past RETIRED_KEEP_DAYS."""
-    removed: dict[str, int] = {}
-    if scope.days.get("audit_events"):
-        cutoff = scope.now - timedelta(days=scope.days["audit_events"])
-        removed["audit_events"] = delete_in_batches(
-            EntryEvent.objects.filter(created_at__lt=cutoff), scope.batch_rows
-        )
-    removed["evictions"] = retired_purge(now=scope.now)
-    return removed
-
-
-LIFECYCLE = MemoryLifecycle(
-    name="business",
-    record_types=("entry", "entry_version"),
-    records=records,
-    held=held,
-    importer=BusinessImporter,
-    member_leaving=member_leaving,
-    lock_account=lock_account,
-    rules=rules,
-    retain=retain,
-)

@@ -45,7 +45,7 @@ def opened(model: type[Model], field: str, account_id: int, row: dict[str, Any])
     )
 
 
-def integrity(model: type[Model], account_id: int, row: dict[str, Any]) -> dict[str, Any]:
+def flags_of(model: type[Model], account_id: int, row: dict[str, Any]) -> dict[str, Any]:
     """An item's flags and when they were raised and reviewed, as a record holds them."""
     text = opened(model, "integrity_json", account_id, row)
     return {
