@@ -45,8 +45,9 @@ from psycopg import pq
 Params = Mapping[str, Any] | Sequence[Any] | None
 
 
-def run(*statements: tuple[str, Params], prepare: bool = True) -> list[list[tuple] | None]:
-    """Execute ``(sql, params)`` pairs in order in one round trip; rows of each.
+def run(*statements: tuple[str, Params], prepare: bool = True) -> list[Any]:
+    """Execute ``(sql, params)`` pairs in order in one round trip; rows of each (a list of
+    tuples, typed ``Any``: which statement returns rows is the caller's to know).
 
     A statement that returns no rows (an INSERT, ``BEGIN``) gives ``None``. Statements
     without parameters are sent as they are; the others are prepared and reused, unless

@@ -241,10 +241,25 @@ def clean_ttl(ttl: object, problems: FieldProblems) -> int | _Unset | None:
     return ttl
 
 
-def clean_choice(value: object, choices: tuple[str, ...], field: str, problems: FieldProblems):
-    if value not in choices:
+def clean_choice(
+    value: object, choices: tuple[str, ...], field: str, problems: FieldProblems
+) -> str:
+    """``value`` if it is one of ``choices``; else a problem, and "" (never used: the caller
+    raises its problems before it reads what was cleaned)."""
+    if not isinstance(value, str) or value not in choices:
         problems.add(field, f"{field} must be one of {', '.join(choices)}")
-        return None
+        return ""
+    return value
+
+
+def clean_limit(value: object, *, default: int, most: int, problems: FieldProblems) -> int:
+    """How many results a read returns: ``default`` when none is asked, else a whole number
+    from 1 to ``most`` (else a problem, and ``default``)."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        problems.add("limit", f"limit must be a whole number from 1 to {most}")
+        return default
     return value
 
 

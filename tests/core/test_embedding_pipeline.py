@@ -39,6 +39,8 @@ def test_the_new_model_takes_over_in_the_background(
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
         "EMBEDDING_PROVIDER": "semantic",
+        # The model at its own pace: a busy machine is not what these test.
+        "EMBED_TIME_BUDGET_SECONDS": 60.0,
         "EMBEDDING_OPTIONS": {},
     }
     page = health(module_admin)
@@ -76,6 +78,8 @@ def test_a_model_that_cannot_run_leaves_notes_pending_until_it_can(admin_actor, 
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
         "EMBEDDING_PROVIDER": "semantic",
+        # The model at its own pace: a busy machine is not what these test.
+        "EMBED_TIME_BUDGET_SECONDS": 60.0,
         "EMBEDDING_OPTIONS": {"model_dir": str(broken)},
     }
     note = Note.objects.get(pk=save_note(admin_actor, body="Acme raised a Series B.").note.id)
@@ -102,6 +106,8 @@ def test_a_row_one_model_failed_is_tried_again_by_the_next(admin_actor, settings
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
         "EMBEDDING_PROVIDER": "semantic",
+        # The model at its own pace: a busy machine is not what these test.
+        "EMBED_TIME_BUDGET_SECONDS": 60.0,
         "EMBEDDING_OPTIONS": {},
     }
     assert embedding_pipeline.backfill(NOTES) == 1
@@ -122,6 +128,8 @@ def test_an_account_between_the_english_model_and_the_multilingual_one(
         settings.PROSPECT_MEMORY = {
             **settings.PROSPECT_MEMORY,
             "EMBEDDING_PROVIDER": "semantic",
+            # The model at its own pace: a busy machine is not what these test.
+            "EMBED_TIME_BUDGET_SECONDS": 60.0,
             "EMBEDDING_OPTIONS": {"model": model},
         }
 

@@ -17,6 +17,8 @@ def semantic(settings):
         settings.PROSPECT_MEMORY = {
             **settings.PROSPECT_MEMORY,
             "EMBEDDING_PROVIDER": "semantic",
+            # The model at its own pace: a busy machine is not what these test.
+            "EMBED_TIME_BUDGET_SECONDS": 60.0,
             "EMBEDDING_OPTIONS": {"model": model},
         }
 

@@ -23,6 +23,7 @@ from prospect_memory.business.rules import (
     capacity,
     clean_category,
     clean_choice,
+    clean_limit,
 )
 from prospect_memory.business.selectors.statements import (
     AFTER_VIEW,
@@ -52,11 +53,12 @@ def entries_list(
     problems = FieldProblems()
     layer = read_layer(layer, problems)
     category = clean_category(category, problems)
-    limit_max = business_settings.LIST_LIMIT_MAX
-    if limit is None:
-        limit = business_settings.LIST_LIMIT_DEFAULT
-    elif isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= limit_max:
-        problems.add("limit", f"limit must be a whole number from 1 to {limit_max}")
+    count = clean_limit(
+        limit,
+        default=business_settings.LIST_LIMIT_DEFAULT,
+        most=business_settings.LIST_LIMIT_MAX,
+        problems=problems,
+    )
     position = None
     filters = {"layer": layer, "category": category}
     if cursor is not None:
@@ -76,11 +78,11 @@ def entries_list(
             "c": after.get("c"),
             "t": after.get("t"),
             "i": after.get("i"),
-            "limit": limit + 1,
+            "limit": count + 1,
         },
     )
-    more = len(rows) > limit
-    rows = rows[:limit]
+    more = len(rows) > count
+    rows = rows[:count]
     next_cursor = None
     if more and rows:
         last = rows[-1]

@@ -67,7 +67,7 @@ def entry_history_views(
             source=source_of(v),
             strategy=v.strategy,
             written_by=v.written_by_label,
-            oauth_client=v.oauth_application.name if v.oauth_application_id else None,
+            oauth_client=v.oauth_application.name if v.oauth_application else None,
             written_at=v.written_at,
             flags=v.flags,
         )
@@ -75,7 +75,9 @@ def entry_history_views(
     ]
 
 
-def entry_history(*, actor: Actor, key: object, layer: object = Layer.ACCOUNT):
+def entry_history(
+    *, actor: Actor, key: object, layer: object = Layer.ACCOUNT
+) -> tuple[EntryView, list[VersionView]]:
     """An entry and its kept versions, newest first (no access is counted)."""
     problems = FieldProblems()
     key = clean_key(key, problems)

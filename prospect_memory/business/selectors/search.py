@@ -4,7 +4,7 @@ nearest a vector for knowledge search."""
 
 from __future__ import annotations
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from outreach.access import Actor
 from outreach.validation import FieldProblems
@@ -21,9 +21,7 @@ from prospect_memory.business.records import (
     Search,
     SearchResult,
 )
-from prospect_memory.business.rules import (
-    clean_category,
-)
+from prospect_memory.business.rules import clean_category, clean_limit
 from prospect_memory.business.selectors.statements import (
     AFTER_VIEW,
     read_statements,
@@ -50,18 +48,16 @@ def entries_search(
     problems = FieldProblems()
     layer = read_layer(layer, problems)
     max_chars = business_settings.SEARCH_QUERY_MAX_CHARS
-    if not isinstance(query, str) or not query.strip() or len(query) > max_chars:
+    text = query if isinstance(query, str) else ""
+    if not text.strip() or len(text) > max_chars:
         problems.add("query", f"query must be text of 1 to {max_chars:,} characters")
-    elif "\x00" in query:
+    elif "\x00" in text:
         problems.add("query", "query may not contain NUL characters")
-    limit_max = business_settings.SEARCH_LIMIT_MAX
-    if limit is None:
-        limit = limit_max
-    elif isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= limit_max:
-        problems.add("limit", f"limit must be a whole number from 1 to {limit_max}")
+    most = business_settings.SEARCH_LIMIT_MAX
+    count = clean_limit(limit, default=most, most=most, problems=problems)
     category = clean_category(category, problems)
     problems.raise_if_any()
-    embedded = embed_within_budget(query.strip(), query=True)
+    embedded = embed_within_budget(text.strip(), query=True)
     result = Search(problem=embedded.problem)
     params = {
         **readable(actor, layer),
@@ -77,7 +73,7 @@ def entries_search(
                 {
                     **params,
                     "vector": vector_param(embedded.vector),
-                    "limit": limit,
+                    "limit": count,
                     "cutoff": business_settings.SEARCH_MAX_DISTANCE,
                 },
             ),
@@ -89,19 +85,21 @@ def entries_search(
         result.not_compared = not_compared
     else:
         result.not_compared = _uncompared(actor, layer, category, None).count()
-    words = {w for w in query.lower().replace("_", " ").split() if len(w) >= 2}
-    if result.not_compared and words and len(result.results) < limit:
+    words = {w for w in text.lower().replace("_", " ").split() if len(w) >= 2}
+    if result.not_compared and words and len(result.results) < count:
         key_match = Q()
         for word in sorted(words)[:10]:
             key_match |= Q(key__icontains=word)
         compared = embedded.model if embedded.vector is not None else None
         fallback = shown(_uncompared(actor, layer, category, compared)).filter(key_match)
-        for entry in fallback.order_by("-confidence", "key")[: limit - len(result.results)]:
+        for entry in fallback.order_by("-confidence", "key")[: count - len(result.results)]:
             result.results.append(SearchResult(EntryView.of(entry), None))
     return result
 
 
-def _uncompared(actor: Actor, layer: str, category: str | None, model: str | None):
+def _uncompared(
+    actor: Actor, layer: str, category: str | None, model: str | None
+) -> QuerySet[Entry]:
     """The live entries a search of ``layer`` (and ``category``) could not rank by meaning:
     without a query vector (``model`` None) all of them, else those without a vector of
     ``model``. Built only when a search needs them: most find every entry compared."""

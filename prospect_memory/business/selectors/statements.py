@@ -6,6 +6,7 @@ never lose a count."""
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from django.db import connection
 from oauth2_provider.models import get_application_model
@@ -21,7 +22,7 @@ from prospect_memory.business.records import (
     Source,
 )
 from prospect_memory.business.visibility import unexpired_sql
-from prospect_memory.core.crypto import keyring, unseal
+from prospect_memory.core.crypto import Keyring, keyring, unseal
 from prospect_memory.core.models import flags_from_row
 
 ENTRY_TABLE = Entry._meta.label_lower  # the binding of an entry's sealed value
@@ -180,7 +181,7 @@ def _built(*, flushed: bool) -> dict[str, str]:
     }
 
 
-def readable(actor: Actor, layer: str) -> dict:
+def readable(actor: Actor, layer: str) -> dict[str, object]:
     """The parameters of the statements' ``readable`` condition for ``layer``."""
     member = actor.member.pk if actor.member else None
     return {
@@ -193,7 +194,7 @@ def readable(actor: Actor, layer: str) -> dict:
     }
 
 
-def view_from_row(row: tuple, ring=None) -> EntryView:
+def view_from_row(row: tuple[Any, ...], ring: Keyring | None = None) -> EntryView:
     (entry_id, account_id, key, layer, token, category, confidence, pipeline_id, execution_id,
      step_id, extracted_at, version, created_at, updated_at, expires_at, access_count,
      last_accessed_at, written_by, client, written_at,

@@ -22,6 +22,7 @@ import math
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -77,7 +78,7 @@ def consolidate(*, account: Account, dry_run: bool = False, now: datetime | None
     return report
 
 
-def accounts_to_consolidate():
+def accounts_to_consolidate() -> QuerySet[Account]:
     """Accounts with any business memory to look after."""
     return Account.objects.filter(pk__in=Entry.objects.values("account_id").distinct()).order_by(
         "pk"
@@ -199,7 +200,8 @@ def _pairs(place: Place, model: str, distance: float) -> list[tuple[str, str, fl
                 "distance": distance,
             },
         )
-        return cursor.fetchall()
+        found: list[tuple[str, str, float]] = cursor.fetchall()
+        return found
 
 
 def _keeps(a: Entry, b: Entry) -> tuple[Entry, Entry]:
@@ -210,7 +212,7 @@ def _keeps(a: Entry, b: Entry) -> tuple[Entry, Entry]:
 
 
 def _merge(place: Place, now: datetime, *, dry_run: bool) -> list[tuple[str, str, str, float]]:
-    merged = []
+    merged: list[tuple[str, str, str, float]] = []
     provider = get_provider()
     distance = business_settings.CONSOLIDATION_MERGE_DISTANCE
     if distance is None:
@@ -248,7 +250,13 @@ def _merge(place: Place, now: datetime, *, dry_run: bool) -> list[tuple[str, str
     return merged
 
 
-def retired_purge(*, now=None, account=None, layer=None, dry_run: bool = False) -> int:
+def retired_purge(
+    *,
+    now: datetime | None = None,
+    account: Account | None = None,
+    layer: str | None = None,
+    dry_run: bool = False,
+) -> int:
     """Delete what left the memory (evicted or expired) over RETIRED_KEEP_DAYS ago, in every
     account or one (and one layer); how many entries (``dry_run``: would be)."""
     since = (now or timezone.now()) - timedelta(days=business_settings.RETIRED_KEEP_DAYS)
@@ -261,7 +269,8 @@ def retired_purge(*, now=None, account=None, layer=None, dry_run: bool = False) 
         .filter(left_at__lt=since)
     )
     if dry_run:
-        return rows.count()
+        count: int = rows.count()
+        return count
     places = rows.values_list("account_id", "layer", "member_id").order_by(
         "account_id", "layer", "member_id"
     )

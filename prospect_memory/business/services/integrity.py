@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from outreach.access import Actor
 from outreach.validation import FieldProblems
@@ -47,7 +48,12 @@ def is_agent(actor: Actor) -> bool:
 
 
 def written_flags(
-    actor: Actor, current: Entry | None, key: str, stored: Any, source: Source | None, found
+    actor: Actor,
+    current: Entry | None,
+    key: str,
+    stored: Any,
+    source: Source | None,
+    found: list[Flag],
 ) -> tuple[list[Flag], list[Flag]]:
     """The flags a write keeps and the flags of the text it brings, from ``found`` (what the
     check found in the stored value).
@@ -84,7 +90,7 @@ def written_flags(
     if current is not None and found:
         # Judged as the write reads it (a hidden character from before the check is U+FFFD
         # on both sides), so a person's review of the text it keeps still stands.
-        old = entry_flags(current.key, current.value, Source(**old_source))
+        old = entry_flags(current.key, current.value, source_of(current))
         found_before = {_same_finding(flag) for flag in old}
     new = [f for f in found if not (unchanged(f) and _same_finding(f) in found_before)]
     carried = [f for f in carried_over if unchanged(f)]
@@ -95,13 +101,13 @@ def written_flags(
     return carried + new, new
 
 
-def _same_finding(flag: Flag) -> tuple:
+def _same_finding(flag: Flag) -> tuple[object, ...]:
     """A flag as one finding: its kind, its span and the text it matched (which reaches
     into the strings after its own when an order runs on)."""
     return (flag.kind, flag.field, flag.start, flag.end, flag.text)
 
 
-def stored_value(row: Entry | EntryVersion):
+def stored_value(row: Entry | EntryVersion) -> Any:
     """An entry's or a kept version's value as it was written: what the check judges (its
     readers receive a hidden character kept from before the check as U+FFFD, which would
     hide the order it cuts)."""
@@ -152,6 +158,7 @@ def entry_unflag(
             "expected_version is required: the version you read (only that version is cleared)",
         )
     problems.raise_if_any()
+    assert expected is not None  # required above
     require_layer_writer(actor, layer)
     place = Place.of(actor, layer)
     with transaction.atomic():
@@ -172,21 +179,27 @@ def entries_rescan(*, batch_size: int = 500) -> tuple[int, int]:
     check: (rows read, rows whose flags changed). Entries whose flags changed are brought
     up to date in the knowledge index."""
     seen = changed = 0
-    for model in (Entry, EntryVersion):
-        rows = model.objects.filter(integrity_reviewed_at__isnull=True).order_by("pk")
+    unreviewed: tuple[QuerySet[Entry] | QuerySet[EntryVersion], ...] = (
+        Entry.objects.filter(integrity_reviewed_at__isnull=True),
+        EntryVersion.objects.filter(integrity_reviewed_at__isnull=True),
+    )
+    for rows in unreviewed:
+        rows = rows.order_by("pk")
         last = None
         while batch := list((rows.filter(pk__gt=last) if last else rows)[:batch_size]):
-            moved = []
+            moved: list[Entry] = []
             for row in batch:
+                assert isinstance(row, Entry | EntryVersion)
                 seen += 1
-                key = row.key if model is Entry else row.entry.key
+                key = row.key if isinstance(row, Entry) else row.entry.key
                 flags = entry_flags(key, stored_value(row), source_of(row))
                 if dumps(flags) != dumps(row.flags):
                     row.set_flags(flags)
                     row.save(update_fields=FLAG_FIELDS)
                     changed += 1
-                    moved.append(row)
-            if model is Entry:
+                    if isinstance(row, Entry):
+                        moved.append(row)
+            if rows.model is Entry:
                 with transaction.atomic():
                     promotion.schedule(moved)
             last = batch[-1].pk

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
+from typing import Any
 
 from django.db import connection
 from django.utils import timezone
@@ -32,15 +33,16 @@ from prospect_memory.business.visibility import (
 
 def lock_shelf(place: Place) -> Shelf:
     """Lock (creating it on first use) the shelf of ``place``."""
-    return lock_row(Shelf, **_shelf_of(place))
+    shelf: Shelf = lock_row(Shelf, **_shelf_of(place))
+    return shelf
 
 
-def shelf_lock(place: Place) -> tuple[str, list]:
+def shelf_lock(place: Place) -> tuple[str, list[Any]]:
     """The statement of :func:`lock_shelf`, to send with others."""
     return lock_statement(Shelf, **_shelf_of(place))
 
 
-def _shelf_of(place: Place) -> dict:
+def _shelf_of(place: Place) -> dict[str, Any]:
     return {
         "key": {"account": place.account_id, "layer": place.layer, "member": place.member_id},
         "constraint": "shelf_unique_layer",
@@ -116,7 +118,7 @@ def likely_target(place: Place, key: str) -> Target | None:
 
 
 def live_entry(place: Place, key: str) -> Entry:
-    entry = unexpired(live_in(place)).select_for_update().filter(key=key).first()
+    entry: Entry | None = unexpired(live_in(place)).select_for_update().filter(key=key).first()
     if entry is None:
         raise NotFound(
             f"No {place.layer} entry {key!r} in this account's business memory.",
@@ -137,7 +139,9 @@ def layer_statements(layer: str) -> dict[str, str]:
     shelf = Shelf._meta.db_table
 
     place, shelf_place = in_place_sql(layer, "e", named=True), in_place_sql(layer, "s", named=True)
-    columns = ", ".join(f"e.{Entry._meta.get_field(name).column}" for name in UNVECTORED)
+    columns = ", ".join(
+        f"e.{f.column}" for f in Entry._meta.concrete_fields if f.name != "embedding"
+    )
     live, merged = Entry.Status.LIVE.value, Entry.Status.MERGED.value
     evicted, gone = Entry.Status.EVICTED.value, Entry.Status.EXPIRED.value
     unexpired = unexpired_sql()

@@ -19,14 +19,17 @@ qualifying leaves the index at once, before its row here goes.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Iterable
 from functools import cache
+from typing import Any
 
 from celery import current_app
 from django.db import transaction
 from django.db.models import Count, Exists, F, Min, OuterRef, QuerySet
 from django.utils import timezone
 
+from outreach.models import Account
 from prospect_memory.business.conf import business_settings
 from prospect_memory.business.models import Entry, Layer, Promotion
 from prospect_memory.business.records import PromotionLag
@@ -37,7 +40,7 @@ logger = logging.getLogger(__name__)
 TASK = "prospect_memory.business.tasks.promote_entries"
 
 
-def qualifying(rows: QuerySet) -> QuerySet:
+def qualifying(rows: QuerySet[Entry]) -> QuerySet[Entry]:
     """The ``rows`` that belong in the knowledge index: live, unexpired account entries of
     at least PROMOTE_MIN_CONFIDENCE whose text is not flagged (SPEC 15)."""
     return unexpired(
@@ -61,7 +64,9 @@ def qualifies(entry: Entry) -> bool:
     )
 
 
-def in_write(entry: Entry, *, only_if: tuple[str, list] | None = None) -> tuple[str, list] | None:
+def in_write(
+    entry: Entry, *, only_if: tuple[str, list[Any]] | None = None
+) -> tuple[str, list[Any]] | None:
     """Without a broker there is no background to promote in: a store records the
     promotion of the entry it writes (or takes it out) with its own rows, in its own
     transaction, as one statement, instead of after the commit on the caller's clock (a
@@ -111,7 +116,7 @@ def _dispatch(ids: list[str]) -> None:
         logger.warning("could not queue the promotion of %d entries; backfill will", len(ids))
 
 
-def promote(entry_ids: Iterable[object]) -> dict[str, int]:
+def promote(entry_ids: Iterable[uuid.UUID | str]) -> dict[str, int]:
     """Put each entry in the index at its current version, or take it out."""
     counts = {"promoted": 0, "removed": 0, "current": 0}
     for entry_id in entry_ids:
@@ -119,7 +124,7 @@ def promote(entry_ids: Iterable[object]) -> dict[str, int]:
     return counts
 
 
-def _promote_one(entry_id: object) -> str:
+def _promote_one(entry_id: uuid.UUID | str) -> str:
     # Most writes change nothing in the index (an entry below the threshold, never promoted):
     # tell so without a lock, a transaction or a commit to wait for. A write after this
     # read schedules its own promotion.
@@ -164,12 +169,12 @@ def _promote_one(entry_id: object) -> str:
         return "promoted"
 
 
-def _waiting(rows: QuerySet) -> QuerySet:
+def _waiting(rows: QuerySet[Entry]) -> QuerySet[Entry]:
     """Entries that qualify but are not in the index at their current version."""
     return qualifying(rows).exclude(promotion__version=F("version"))
 
 
-def _leaving(rows: QuerySet, entries: QuerySet) -> QuerySet:
+def _leaving(rows: QuerySet[Promotion], entries: QuerySet[Entry]) -> QuerySet[Promotion]:
     """Promotions among ``rows`` of entries (among ``entries``) that no longer qualify."""
     return rows.exclude(entry__in=qualifying(entries))
 
@@ -183,7 +188,7 @@ def promotions_backfill(*, limit: int = 1000) -> dict[str, int]:
     return promote([pk for (pk,) in waiting + leaving])
 
 
-def promotion_lag(*, account) -> PromotionLag:
+def promotion_lag(*, account: Account) -> PromotionLag:
     """How far the account's knowledge index is behind its business memory."""
     waiting = _waiting(Entry.objects.filter(account=account)).aggregate(
         count=Count("pk"), oldest=Min("updated_at")

@@ -66,7 +66,8 @@ def version_restore(
     layer = clean_choice(layer, WRITABLE_LAYERS, "layer", problems)
     key = clean_key(key, problems)
     expected = clean_expected_version(expected_version, problems)
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+    number = version if isinstance(version, int) and not isinstance(version, bool) else 0
+    if number < 1:
         problems.add("version", "version must be the number of a kept version")
     problems.raise_if_any()
     require_layer_writer(actor, layer)
@@ -77,12 +78,12 @@ def version_restore(
         entry = live_entry(place, key)
         if expected is not None and expected != entry.version:
             raise version_mismatch(key, layer, expected, entry.version)
-        kept = EntryVersion.objects.filter(entry=entry, version=version).first()
+        kept = EntryVersion.objects.filter(entry=entry, version=number).first()
         if kept is None:
             raise NotFound(
-                f"{layer} entry {key!r} keeps no version {version}; its history lists the "
+                f"{layer} entry {key!r} keeps no version {number}; its history lists the "
                 "versions that can be restored.",
-                details={"layer": layer, "key": key, "version": version},
+                details={"layer": layer, "key": key, "version": number},
             )
         # The kept version is read by today's check (it may predate it), unless a person
         # cleared that version's flags.
@@ -108,7 +109,7 @@ def version_restore(
         now_text = embedding_input(key, kept.category, kept.value)
         set_value(entry, kept.value_json, now_text, was, Embedded.none())
         entry.save()
-        record_event(actor, EntryEvent.Action.RESTORE_VERSION, entry, version)
+        record_event(actor, EntryEvent.Action.RESTORE_VERSION, entry, number)
         if entry.embedding_status == embedding_pipeline.PENDING:
             embedding_pipeline.enqueue(ENTRIES, entry.pk)
         promotion.schedule([entry])

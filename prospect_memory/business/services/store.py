@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import DatabaseError, transaction
@@ -173,19 +173,21 @@ class _Rows:
     changed: bool  # whether the knowledge index may have to follow
 
 
-def _compose(write: _Write, place: Place, key: str, current: Entry | None, now) -> _Rows:
+def _compose(write: _Write, place: Place, key: str, current: Entry | None, now: datetime) -> _Rows:
     """The entry ``write`` makes of ``current`` (changed in place) as of ``now``, and its
     other rows; a refusal of the merge or of the stored size raises (``KitError``)."""
     stored = _merged(write.strategy, current, write.value)
     text = encode_value(stored)
     checked, actor = write.checked, write.actor
-    same = checked is not None and checked[:2] == (key, text)
-    scanned = checked[2] if same else entry_flags(key, stored, write.source)
+    if checked is not None and checked[:2] == (key, text):
+        scanned = checked[2]  # checked while the read was out, on this very text
+    else:
+        scanned = entry_flags(key, stored, write.source)
     flags, new = written_flags(actor, current, key, stored, write.source, scanned)
     was = embedding_text_of(current)
     was_indexed = current is not None and promotion.qualifies(current)
     same_text = current is not None and current.value_json == text and current.key == key
-    if same_text and write.source is not None:
+    if same_text and current is not None and write.source is not None:
         same_text = source_ids(current) == {n: getattr(write.source, n) for n in SOURCE_IDS}
     kept = None
     if current is None:
@@ -260,6 +262,8 @@ def _store_in_one_round_trip(
             place, entry, rows.event, rows.usage, now=now, promote=promote
         )
     else:
+        assert target is not None  # an update: of the entry read
+        assert rows.kept is not None
         sent = store_round_trip.new_version(
             place, target, entry, _written(entry), rows.kept, rows.event, rows.usage,
             now=now, promote=promote,
@@ -369,7 +373,9 @@ def _merged(strategy: str, entry: Entry | None, value: Any) -> Any:
     return merged_value(strategy, current, value, exists=entry is not None)
 
 
-def _predict(before: Entry | None, strategy: str, value: Any, category: str | None):
+def _predict(
+    before: Entry | None, strategy: str, value: Any, category: str | None
+) -> tuple[str, Any] | None:
     """The (category, value) a write will most likely store, or None if it cannot be told."""
     try:
         stored = _merged(strategy, before, value)
@@ -391,7 +397,9 @@ class _Early:
     embedded: Embedded | None
 
     @classmethod
-    def of(cls, key: str, strategy: str, value: Any, category: str | None, source):
+    def of(
+        cls, key: str, strategy: str, value: Any, category: str | None, source: Source | None
+    ) -> _Early | None:
         if strategy != Strategy.OVERWRITE:  # what a merge stores depends on what is read
             return None
         guess = (category or Category.FACT, value)
@@ -399,7 +407,9 @@ class _Early:
         return cls(key, guess[0], _checked(key, guess, source), embedded)
 
 
-def _checked(key: str, guess, source: Source | None) -> tuple[str, str, list[Flag]] | None:
+def _checked(
+    key: str, guess: tuple[str, Any] | None, source: Source | None
+) -> tuple[str, str, list[Flag]] | None:
     """The key, stored form and integrity flags of a predicted write, or None."""
     if guess is None:
         return None
@@ -409,7 +419,7 @@ def _checked(key: str, guess, source: Source | None) -> tuple[str, str, list[Fla
         return None
 
 
-def _embed(key: str, guess) -> Embedded:
+def _embed(key: str, guess: tuple[str, Any] | None) -> Embedded:
     if guess is None:
         return Embedded.none()
     category, stored = guess

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from django.db import DatabaseError, IntegrityError, connection, models
 
@@ -118,10 +119,10 @@ def new_version(
 
 def _sent(
     entry: Entry,
-    lock: tuple[str, list],
-    write: tuple[str, list],
-    then: list,
-    made: tuple[str, list],
+    lock: tuple[str, list[Any]],
+    write: tuple[str, list[Any]],
+    then: list[Any],
+    made: tuple[str, list[Any]],
     promote: bool,
     *,
     now: Stamp,
@@ -144,7 +145,7 @@ def _sent(
         if _constraint_of(error) in _KEY_TAKEN:
             return Sent(written=False)  # a store of the key committed while this one waited
         raise
-    written = rows[0] if unwritten is None else rows_written(rows[0])
+    written = rows[0] if unwritten is None else rows_written(rows[0] or [])
     if not written:
         return Sent(written=False)
     for name, value in zip(_STAMPED, written[0], strict=True):

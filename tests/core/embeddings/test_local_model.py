@@ -133,6 +133,8 @@ def test_the_system_check_explains_a_mismatch(tmp_path, settings):
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
         "EMBEDDING_PROVIDER": "semantic",
+        # The model at its own pace: a busy machine is not what these test.
+        "EMBED_TIME_BUDGET_SECONDS": 60.0,
         "EMBEDDING_OPTIONS": {"model_dir": str(model_dir)},
     }
     from prospect_memory.core.checks import check_embedding_provider
@@ -147,6 +149,8 @@ def test_a_model_directory_without_a_manifest_fails_the_check(tmp_path, settings
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
         "EMBEDDING_PROVIDER": "semantic",
+        # The model at its own pace: a busy machine is not what these test.
+        "EMBED_TIME_BUDGET_SECONDS": 60.0,
         "EMBEDDING_OPTIONS": {"model_dir": str(tmp_path)},
     }
     from prospect_memory.core.checks import check_embedding_provider
@@ -209,6 +213,8 @@ def semantic_with_a_file(tmp_path, settings):
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
         "EMBEDDING_PROVIDER": "semantic",
+        # The model at its own pace: a busy machine is not what these test.
+        "EMBED_TIME_BUDGET_SECONDS": 60.0,
         "EMBEDDING_OPTIONS": {"model": ENGLISH},
         "EMBEDDING_THRESHOLDS_FILE": str(written),
     }
@@ -290,6 +296,8 @@ def test_thresholds_in_the_options_are_checked(settings, options, says):
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
         "EMBEDDING_PROVIDER": "semantic",
+        # The model at its own pace: a busy machine is not what these test.
+        "EMBED_TIME_BUDGET_SECONDS": 60.0,
         "EMBEDDING_OPTIONS": {"model": ENGLISH, **options},
     }
     (error,) = check_embedding_provider(None)
