@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from celery import current_app
 from django.db import models, transaction
@@ -62,7 +63,7 @@ class EmbeddingTarget:
     #: The embedding input of a row (already cut to the input limit).
     text: Callable[[EmbeddedModel], str]
     #: The rows a backfill considers, oldest first (e.g. active notes only).
-    backlog: Callable[[], models.QuerySet]
+    backlog: Callable[[], models.QuerySet[Any]]
     #: Dotted name of the Celery task that embeds one row, given its id as text.
     task: str
     #: A field that changes whenever the row's text does (None: the text never changes),
@@ -70,14 +71,14 @@ class EmbeddingTarget:
     revision: str | None = None
     #: Of an account's rows, those its shared pages may count (a member's own business
     #: memory is seen, and counted, by that member alone).
-    shared: Callable[[models.QuerySet], models.QuerySet] = lambda rows: rows
+    shared: Callable[[models.QuerySet[Any]], models.QuerySet[Any]] = lambda rows: rows
 
     def __post_init__(self) -> None:
         _targets[self.model._meta.label] = self
 
     @property
     def label(self) -> str:
-        return self.model._meta.verbose_name
+        return str(self.model._meta.verbose_name)
 
 
 _targets: dict[str, EmbeddingTarget] = {}
@@ -125,13 +126,13 @@ def _send(target: EmbeddingTarget, pk: object) -> None:
         logger.warning("could not queue the embedding of %s %s; backfill will", target.label, pk)
 
 
-def _unchanged(target: EmbeddingTarget, row: EmbeddedModel) -> models.QuerySet:
+def _unchanged(target: EmbeddingTarget, row: EmbeddedModel) -> models.QuerySet[Any]:
     """``row`` as it was read: gone from the query if it changed or went meanwhile."""
     same = {target.revision: getattr(row, target.revision)} if target.revision else {}
     return target.model._default_manager.filter(pk=row.pk, **same)
 
 
-def _store(target: EmbeddingTarget, row: EmbeddedModel, vector, model: str) -> int:
+def _store(target: EmbeddingTarget, row: EmbeddedModel, vector: list[float], model: str) -> int:
     """Record a computed embedding unless the row changed or went meanwhile."""
     return _unchanged(target, row).update(
         embedding=vector, embedding_model=model, embedding_status=READY
@@ -234,7 +235,7 @@ def progress(target: EmbeddingTarget, *, account_id: int) -> Progress:
     return Progress(rows, counts["total"], counts["current"], counts["failed"])
 
 
-def mark_for_reembedding(rows: models.QuerySet) -> int:
+def mark_for_reembedding(rows: models.QuerySet[Any]) -> int:
     """Mark ``rows`` not embedded by the current model pending again."""
     return rows.exclude(embedding_model=get_provider().model, embedding_status=READY).update(
         embedding_status=PENDING

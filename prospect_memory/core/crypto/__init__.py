@@ -23,12 +23,16 @@ import hashlib
 import os
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, overload
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from outreach.characters import readable
 from prospect_memory.core.conf import core_settings
+
+if TYPE_CHECKING:
+    from django.db import models
 
 FORMAT_VERSION = 1
 KEY_BYTES = 32
@@ -139,7 +143,13 @@ def keyring() -> Keyring:
 
 
 def seal(
-    plaintext: str, *, table: str, account_id: object, row_id: object, field: str, ring=None
+    plaintext: str,
+    *,
+    table: str,
+    account_id: object,
+    row_id: object,
+    field: str,
+    ring: Keyring | None = None,
 ) -> bytes:
     """Encrypt ``plaintext`` bound to one field of one row of one account."""
     context = binding(table=table, account_id=account_id, row_id=row_id, field=field)
@@ -153,7 +163,7 @@ def unseal(
     account_id: object,
     row_id: object,
     field: str,
-    ring=None,
+    ring: Keyring | None = None,
     as_stored: bool = False,
 ) -> str:
     """Decrypt a stored ciphertext of one field (``""`` for none), as every reader receives
@@ -166,7 +176,7 @@ def unseal(
     return text if as_stored else readable(text)
 
 
-def _bound(instance) -> tuple:
+def _bound(instance: Any) -> tuple[object, object]:
     return instance.pk, instance.account_id
 
 
@@ -196,7 +206,7 @@ class SealedField:
         # sent anywhere (tasks take ids), so neither is it.
         self._known = f"_{name}_known"
 
-    def _where(self, instance) -> dict:
+    def _where(self, instance: Any) -> dict[str, Any]:
         if instance.pk is None or instance.account_id is None:
             raise ValueError(
                 f"{type(instance).__name__}.{self.name}: set the row's primary key and "
@@ -209,27 +219,34 @@ class SealedField:
             "field": self.name,
         }
 
-    def binding_table(self, model: type) -> str:
+    def binding_table(self, model: type[models.Model]) -> str:
         """The table name the binding of this field on ``model`` uses (a proxy's rows are
         its concrete model's)."""
-        return self._binding or model._meta.concrete_model._meta.label_lower
+        return self._binding or (model._meta.concrete_model or model)._meta.label_lower
 
-    def __get__(self, instance, owner=None):
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> SealedField: ...
+    @overload
+    def __get__(self, instance: models.Model, owner: type | None = None) -> str: ...
+    def __get__(
+        self, instance: models.Model | None, owner: type | None = None
+    ) -> str | SealedField:
         if instance is None:
             return self
         token = getattr(instance, self.column)
         known = instance.__dict__.get(self._known)
         if known is not None and known[0] is token and known[1] == _bound(instance):
-            return known[2]
+            cached: str = known[2]
+            return cached
         text = unseal(token, **self._where(instance))
         instance.__dict__[self._known] = (token, _bound(instance), text)
         return text
 
-    def stored_text(self, instance) -> str:
+    def stored_text(self, instance: models.Model) -> str:
         """The text as it was written (for re-encryption), not as readers receive it."""
         return unseal(getattr(instance, self.column), as_stored=True, **self._where(instance))
 
-    def __set__(self, instance, value: str) -> None:
+    def __set__(self, instance: models.Model, value: str) -> None:
         if not value and instance._meta.get_field(self.column).null:
             setattr(instance, self.column, None)
             instance.__dict__.pop(self._known, None)
@@ -238,7 +255,7 @@ class SealedField:
         setattr(instance, self.column, token)
         instance.__dict__[self._known] = (token, _bound(instance), value)
 
-    def is_current(self, instance, ring: Keyring | None = None) -> bool:
+    def is_current(self, instance: models.Model, ring: Keyring | None = None) -> bool:
         """True when the stored ciphertext is under the newest key (or there is none)."""
         token = getattr(instance, self.column)
         return not token or (ring or keyring()).is_current(token)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from django.apps import apps
 from django.db import transaction
+from django.db.models import Model
 
 from prospect_memory.core.crypto import SealedField, keyring
 
@@ -21,7 +22,7 @@ class Resealed:
     changed: int
 
 
-def sealed_fields(model: type) -> list[SealedField]:
+def sealed_fields(model: type[Model]) -> list[SealedField]:
     found: dict[str, SealedField] = {}
     for klass in reversed(model.__mro__):
         for name, value in vars(klass).items():
@@ -30,7 +31,7 @@ def sealed_fields(model: type) -> list[SealedField]:
     return list(found.values())
 
 
-def sealed_models() -> list[tuple[type, list[SealedField]]]:
+def sealed_models() -> list[tuple[type[Model], list[SealedField]]]:
     """Every concrete model with sealed attributes, in a stable order."""
     models = []
     for model in apps.get_models():
@@ -40,7 +41,9 @@ def sealed_models() -> list[tuple[type, list[SealedField]]]:
     return sorted(models, key=lambda pair: pair[0]._meta.label)
 
 
-def rows_reseal(model: type, fields: list[SealedField], *, batch_size: int = 500) -> Resealed:
+def rows_reseal(
+    model: type[Model], fields: list[SealedField], *, batch_size: int = 500
+) -> Resealed:
     """Re-encrypt ``model``'s sealed values not yet under the newest key.
 
     Batches of short transactions with row locks, so it can run while Kit serves traffic.

@@ -18,11 +18,13 @@ import re
 import unicodedata
 from abc import ABC, abstractmethod
 from functools import lru_cache
+from typing import Any
 
 from django.utils.module_loading import import_string
 
 from prospect_memory.core.conf import core_settings
 from prospect_memory.core.embeddings import local_model
+from prospect_memory.core.embeddings.packed_model import PackedRunner
 from prospect_memory.core.embeddings.thresholds import Thresholds, distance, thresholds_for
 
 
@@ -234,7 +236,7 @@ class SemanticProvider(EmbeddingProvider):
     def warm(self) -> None:
         self._runner()
 
-    def _runner(self) -> local_model.Runner:
+    def _runner(self) -> local_model.Runner | PackedRunner:
         try:
             return local_model.runner(self.manifest, self.threads)
         except local_model.ModelFileError as exc:
@@ -301,11 +303,12 @@ def provider_class(name: str) -> type[EmbeddingProvider]:
     """The provider class ``name`` (a name of :data:`PROVIDERS` or a dotted path) stands for;
     ImportError if none."""
     path = PROVIDERS.get(name, name)
-    return import_string(_MOVED.get(path, path))
+    found: type[EmbeddingProvider] = import_string(_MOVED.get(path, path))
+    return found
 
 
 @lru_cache(maxsize=4)
-def _build(path: str, options: tuple) -> EmbeddingProvider:
+def _build(path: str, options: tuple[tuple[str, Any], ...]) -> EmbeddingProvider:
     return provider_class(path)(**dict(options))
 
 

@@ -45,20 +45,23 @@ class Embedded:
 def embed_within_budget(text: str, *, query: bool = False) -> Embedded:
     provider = get_provider()
     budget = float(core_settings.EMBED_TIME_BUDGET_SECONDS)
-    call = provider.embed_query if query else provider.embed_documents
-    argument = text if query else [text]
+
+    def vector_of(timeout: float | None) -> list[float]:
+        if query:
+            return provider.embed_query(text, timeout=timeout)
+        return provider.embed_documents([text], timeout=timeout)[0]
+
     try:
         if provider.immediate:  # nothing to wait for: a thread would cost more than the call
-            result = call(argument)
+            vector = vector_of(None)
         else:
-            result = _pool.submit(call, argument, timeout=budget).result(timeout=budget)
+            vector = _pool.submit(vector_of, budget).result(timeout=budget)
     except FutureTimeout:
         logger.warning("embedding provider %s exceeded the %.1fs budget", provider.model, budget)
         return Embedded(provider, None, f"the embedding provider did not answer within {budget:g}s")
     except EmbeddingError as exc:
         logger.warning("embedding provider %s failed: %s", provider.model, exc)
         return Embedded(provider, None, "the embedding provider is unavailable")
-    vector = result if query else result[0]
     if not any(vector):
         # Text with nothing to embed (no words: "???", an emoji): its distance to anything
         # is undefined, so it is compared with nothing.

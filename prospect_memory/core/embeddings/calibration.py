@@ -23,6 +23,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 #: The labelled pairs that ship with Kit.
 SHIPPED_PAIRS = Path(__file__).parents[1] / "datasets" / "calibration_pairs.jsonl"
@@ -44,8 +45,8 @@ class Pair:
     id: str
     language: str
     kind: str
-    a: dict
-    b: dict
+    a: dict[str, Any]
+    b: dict[str, Any]
     split: str = "dev"
 
 
@@ -149,7 +150,7 @@ def best(measured: list[tuple[float, str]], positive: frozenset[str], beta: floa
         )
     distances = sorted({round(d, 4) for d, _ in measured})
     candidates = [(a + b) / 2 for a, b in itertools.pairwise(distances)]
-    scored = [score(measured, positive, round(c, 3)) for c in candidates]
+    scored = [s for c in candidates if (s := score(measured, positive, round(c, 3)))]
     top = max(s.f_beta(beta) for s in scored)
     return next(s for s in scored if math.isclose(s.f_beta(beta), top))
 
@@ -185,7 +186,7 @@ def calibrate(
     *,
     model: str,
     embed: Callable[[list[str]], list[list[float]]],
-    text_of: Callable[[dict], str],
+    text_of: Callable[[dict[str, Any]], str],
     current: tuple[float, float],
     fit_languages: Iterable[str] | None = None,
     fit_splits: Iterable[str] = ("dev",),
@@ -240,8 +241,9 @@ def calibrate(
     # read and its trust in the bucket, so precision weighs more there (F0.5).
     overlap = best(measured, OVERLAP, beta=OVERLAP_BETA)
     if overlap.threshold < near.threshold:
-        overlap = score(measured, OVERLAP, near.threshold)
-        assert overlap is not None  # best() found overlap pairs among them
+        at_near = score(measured, OVERLAP, near.threshold)
+        assert at_near is not None  # best() found overlap pairs among them
+        overlap = at_near
     merge = best(measured, MERGE, beta=OVERLAP_BETA)
     report.best = {
         "near_duplicate": near,
@@ -281,8 +283,8 @@ def markdown(report: Report) -> str:
         "| class | min | p10 | p50 | p90 | max |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    for kind, found in report.by_class.items():
-        lines.append(f"| {kind} | " + " | ".join(f"{v:.3f}" for v in found.values()) + " |")
+    for kind, spread in report.by_class.items():
+        lines.append(f"| {kind} | " + " | ".join(f"{v:.3f}" for v in spread.values()) + " |")
     lines += [
         "",
         "| threshold | value | precision | recall | F1 |",
@@ -322,9 +324,9 @@ def markdown(report: Report) -> str:
             "| language | restated | paraphrase | same topic | unrelated |",
             "|---|---:|---:|---:|---:|",
         ]
-        for language, found in by_language.items():
+        for language, shares in by_language.items():
             cells = [
-                f"{found[k][0]:.2f} / {found[k][1]:.2f} ({found[k][2]})" if k in found else ""
+                f"{shares[k][0]:.2f} / {shares[k][1]:.2f} ({shares[k][2]})" if k in shares else ""
                 for k in CLASSES
             ]
             lines.append(f"| {language} | {' | '.join(cells)} |")

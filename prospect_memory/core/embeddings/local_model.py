@@ -78,7 +78,7 @@ class Manifest:
     model: ModelFile
     tokenizer: ModelFile
     #: ``near_duplicate`` and ``overlap`` (and ``merge``), if the manifest names them.
-    thresholds: dict[str, float] | None = None
+    thresholds: tuple[tuple[str, float], ...] | None = None
     format: str = "onnx"
     #: A packed model's encoder graph and its shape (``None`` for an ONNX model).
     graph: ModelFile | None = None
@@ -177,42 +177,42 @@ def _shape(value: object) -> tuple[tuple[str, float], ...]:
     return (*items, ("layer_norm_eps", eps))
 
 
-def _text(data: dict, key: str, longest: int) -> str:
+def _text(data: dict[str, Any], key: str, longest: int) -> str:
     value = data[key]
     if not isinstance(value, str) or not 1 <= len(value) <= longest:
         raise TypeError(f"{key} must be text of 1 to {longest} characters")
     return value
 
 
-def _prefix(data: dict, key: str) -> str:
+def _prefix(data: dict[str, Any], key: str) -> str:
     value = data.get(key, "")
     if not isinstance(value, str) or len(value) > 100:
         raise TypeError(f"{key} must be text of at most 100 characters")
     return value
 
 
-def _flag(data: dict, key: str, default: bool) -> bool:
+def _flag(data: dict[str, Any], key: str, default: bool) -> bool:
     value = data.get(key, default)
     if not isinstance(value, bool):
         raise TypeError(f"{key} must be true or false")
     return value
 
 
-def _choice(data: dict, key: str, choices: tuple[str, ...], default: str) -> str:
+def _choice(data: dict[str, Any], key: str, choices: tuple[str, ...], default: str) -> str:
     value = data.get(key, default)
-    if value not in choices:
+    if not isinstance(value, str) or value not in choices:
         raise TypeError(f"{key} must be one of {', '.join(choices)}")
     return value
 
 
-def _whole(data: dict, key: str, low: int, high: int) -> int:
+def _whole(data: dict[str, Any], key: str, low: int, high: int) -> int:
     value = data[key]
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         raise TypeError(f"{key} must be a whole number from {low} to {high}")
     return value
 
 
-def _file(directory: Path, data: dict, key: str) -> ModelFile:
+def _file(directory: Path, data: dict[str, Any], key: str) -> ModelFile:
     spec = data[key]
     if not isinstance(spec, dict):
         raise TypeError(f"{key} must be an object with file and sha256")
@@ -331,7 +331,8 @@ class Runner:
         if self.manifest.normalize:
             norms = numpy.linalg.norm(pooled, axis=1, keepdims=True)
             pooled = pooled / numpy.clip(norms, 1e-12, None)
-        return pooled.astype(float).tolist()
+        vectors: list[list[float]] = pooled.astype(float).tolist()
+        return vectors
 
 
 def _loaded(manifest: Manifest, threads: int) -> Runner | PackedRunner:
@@ -356,7 +357,7 @@ def _loaded(manifest: Manifest, threads: int) -> Runner | PackedRunner:
 
 
 _lock = threading.Lock()
-_runners: dict[tuple, Runner | PackedRunner] = {}
+_runners: dict[tuple[Manifest, int], Runner | PackedRunner] = {}
 
 
 def runner(manifest: Manifest, threads: int) -> Runner | PackedRunner:

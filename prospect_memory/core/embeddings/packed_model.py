@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy
+    from numpy.typing import NDArray
 
 MAGIC = b"E5S1"
 #: Weights per 4-bit block, and the block's bytes (an fp16 scale, then 16 bytes of nibbles:
@@ -43,12 +44,12 @@ _MATRICES = ("q", "k", "v", "ao", "fi", "fo")
 _NORMS = ("aln", "oln")
 
 
-def _matrix_shape(part: str, shape: dict) -> tuple[int, int]:
+def _matrix_shape(part: str, shape: dict[str, Any]) -> tuple[int, int]:
     hidden, inner = shape["hidden"], shape["intermediate"]
     return {"fi": (inner, hidden), "fo": (hidden, inner)}.get(part, (hidden, hidden))
 
 
-def encoder_weight_names(shape: dict) -> dict[str, tuple[str, list[int]]]:
+def encoder_weight_names(shape: dict[str, Any]) -> dict[str, tuple[str, list[int]]]:
     """Every initializer of the encoder graph: its kind (``int8`` or ``float``) and dims.
     One list for the graph's writer and the loader, so the two cannot disagree."""
     hidden = shape["hidden"]
@@ -83,7 +84,7 @@ class _Tensor:
 class PackedWeights:
     """The tensors of a packed file, memory-mapped and checked against ``shape``."""
 
-    def __init__(self, path: Path, shape: dict) -> None:
+    def __init__(self, path: Path, shape: dict[str, Any]) -> None:
         self.path = path
         with path.open("rb") as handle:
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
@@ -102,10 +103,10 @@ class PackedWeights:
         self._at += size
         return view
 
-    def _unpack(self, layout: str) -> tuple:
+    def _unpack(self, layout: str) -> tuple[Any, ...]:
         return struct.unpack(layout, self._take(struct.calcsize(layout)))
 
-    def _read_header(self, shape: dict) -> dict[str, _Tensor]:
+    def _read_header(self, shape: dict[str, Any]) -> dict[str, _Tensor]:
         if bytes(self._take(4)) != MAGIC:
             raise self._refuse(f"it does not start with {MAGIC.decode()}")
         _version, hidden, layers, heads, inner, rows, positions, _types = self._unpack("<I7i")
@@ -139,7 +140,7 @@ class PackedWeights:
         self._check(tensors, shape)
         return tensors
 
-    def _check(self, tensors: dict[str, _Tensor], shape: dict) -> None:
+    def _check(self, tensors: dict[str, _Tensor], shape: dict[str, Any]) -> None:
         hidden = shape["hidden"]
         wanted: dict[str, tuple[int, int]] = {
             "emb.word": (_PACKED, self.vocabulary_rows * hidden),
@@ -148,9 +149,9 @@ class PackedWeights:
         }
         # The encoder's own, as its graph names them (a matrix's scales are Kit's, not the
         # file's).
-        for name, (kind, dims) in encoder_weight_names(shape).items():
+        for name, (form, dims) in encoder_weight_names(shape).items():
             if not name.endswith(".w.scale"):
-                packed = kind == "int8"
+                packed = form == "int8"
                 wanted[name] = (
                     _PACKED if packed else _FLOAT,
                     dims[0] * dims[1] if packed else dims[0],
@@ -231,7 +232,7 @@ class PackedModel:
     weights: Path
     tokenizer: Path
     graph: Path
-    shape: dict
+    shape: dict[str, Any]
     max_tokens: int
     #: The language centres its vectors are taken from (``LanguageCentres``), if any.
     languages: Path | None = None
@@ -281,19 +282,21 @@ class LanguageCentres:
         directions = self.centres - self.mean
         self._directions = directions / numpy.linalg.norm(directions, axis=1, keepdims=True)
 
-    def _likeness(self, vector):
+    def _likeness(self, vector: NDArray[numpy.float64]) -> NDArray[numpy.float64]:
         """The cosine of ``vector`` (less the mean of all) to each language's direction."""
         import numpy
 
         moved = vector - self.mean
-        return self._directions @ moved / max(float(numpy.linalg.norm(moved)), 1e-12)
+        likeness: NDArray[numpy.float64] = self._directions @ moved
+        return likeness / max(float(numpy.linalg.norm(moved)), 1e-12)
 
-    def language(self, vector) -> str:
+    def language(self, vector: NDArray[numpy.float64]) -> str:
         import numpy
 
-        return self.languages[int(numpy.argmax(self._likeness(vector)))]
+        language: str = self.languages[int(numpy.argmax(self._likeness(vector)))]
+        return language
 
-    def neutral(self, vector):
+    def neutral(self, vector: NDArray[numpy.float64]) -> NDArray[numpy.float64]:
         """``vector`` taken from its language's centre, normalised again. The centre is a
         blend by likeness (a softmax of SHARPNESS times the cosines): a clear text takes its
         one language's, a short one with little language in it ("CTO: Marta Nowak") a mix,
@@ -303,7 +306,8 @@ class LanguageCentres:
         likeness = self._likeness(vector)
         weights = numpy.exp(self.SHARPNESS * (likeness - likeness.max()))
         moved = vector - (weights / weights.sum()) @ self.centres
-        return moved / max(float(numpy.linalg.norm(moved)), 1e-12)
+        neutral: NDArray[numpy.float64] = moved / max(float(numpy.linalg.norm(moved)), 1e-12)
+        return neutral
 
 
 class PackedRunner:

@@ -6,6 +6,7 @@ try may cure (a timeout, a dropped connection, 429 and 5xx) from what it cannot.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from prospect_memory.core.conf import core_settings
 from prospect_memory.core.embeddings import (
@@ -53,9 +54,9 @@ class GeminiProvider(EmbeddingProvider):
         self.model = f"{self.base_model}/{dimensions}"
         self.base_url = base_url
         self.timeout = timeout
-        self._client = None
+        self._client: Any = None  # the SDK's client, made on first use
 
-    def _get_client(self):
+    def _get_client(self) -> Any:
         if self._client is None:
             if not self.api_key:
                 raise PermanentEmbeddingError("GEMINI_API_KEY is not configured")
@@ -67,7 +68,7 @@ class GeminiProvider(EmbeddingProvider):
                 api_version="v1beta",
                 timeout=int(self.timeout * 1000),
                 retry_options=types.HttpRetryOptions(attempts=1),
-                **({"base_url": self.base_url} if self.base_url else {}),
+                base_url=self.base_url or None,
             )
             self._client = genai.Client(api_key=self.api_key, http_options=options)
         return self._client
@@ -112,7 +113,7 @@ class GeminiProvider(EmbeddingProvider):
             vectors.extend(self._vectors_of(response, len(batch)))
         return vectors
 
-    def _vectors_of(self, response, expected: int) -> list[list[float]]:
+    def _vectors_of(self, response: Any, expected: int) -> list[list[float]]:
         embeddings = getattr(response, "embeddings", None) or []
         if len(embeddings) != expected:
             raise RetryableEmbeddingError(
@@ -193,9 +194,9 @@ class OpenAICompatibleProvider(EmbeddingProvider):
         self.document_prefix = document_prefix
         self.max_batch = max_batch
         self.timeout = timeout
-        self._client = None
+        self._client: Any = None  # the SDK's client, made on first use
 
-    def _get_client(self):
+    def _get_client(self) -> Any:
         if self._client is None:
             if not self.api_key:
                 raise PermanentEmbeddingError(
@@ -248,7 +249,7 @@ class OpenAICompatibleProvider(EmbeddingProvider):
             vectors.extend(self._vectors_of(response, len(batch)))
         return vectors
 
-    def _vectors_of(self, response, expected: int) -> list[list[float]]:
+    def _vectors_of(self, response: Any, expected: int) -> list[list[float]]:
         data = getattr(response, "data", None)
         if not isinstance(data, list) or len(data) != expected:
             count = len(data) if isinstance(data, list) else 0
@@ -272,7 +273,8 @@ class OpenAICompatibleProvider(EmbeddingProvider):
                     f"{self.dimensions} numbers; check the provider's dimensions option)"
                 )
             vectors[index] = normalise([float(v) for v in values])
-        return vectors  # type: ignore[return-value]  (every slot filled, checked above)
+        # Every slot is filled: ``expected`` items, each at its own index below ``expected``.
+        return [vector for vector in vectors if vector is not None]
 
     def embed_documents(
         self, texts: list[str], *, timeout: float | None = None

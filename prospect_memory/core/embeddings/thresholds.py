@@ -105,7 +105,7 @@ def _operator_file() -> Path | None:
     return Path(name) if name else None
 
 
-def _signature(path: Path | None) -> tuple:
+def _signature(path: Path | None) -> tuple[Any, ...]:
     """What changes when the file does (read again then)."""
     if path is None:
         return ()
@@ -116,12 +116,14 @@ def _signature(path: Path | None) -> tuple:
     return (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
-def _signatures() -> tuple[tuple, tuple]:
+def _signatures() -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     return _signature(SHIPPED_FILE), _signature(_operator_file())
 
 
 @lru_cache(maxsize=4)
-def _read_both(shipped: tuple, operator: tuple) -> tuple[dict[str, dict[str, Any]], str]:
+def _read_both(
+    shipped: tuple[Any, ...], operator: tuple[Any, ...]
+) -> tuple[dict[str, dict[str, Any]], str]:
     """Both files' models, the operator's over the shipped ones, and what was left out."""
     table: dict[str, dict[str, Any]] = {}
     left_out = []
@@ -149,7 +151,9 @@ def problems() -> list[str]:
     return found
 
 
-def _entry(model: str, manifest: tuple, signatures: tuple) -> tuple[dict[str, Any], str]:
+def _entry(
+    model: str, manifest: tuple[Any, ...], signatures: tuple[Any, ...]
+) -> tuple[dict[str, Any], str]:
     table, left_out = _read_both(*signatures)
     note = f" ({left_out} left out: unreadable)" if left_out else ""
     # "gemini-embedding-001/768": the entry of the model at that size, else of the model.
@@ -176,7 +180,9 @@ def thresholds_for(
 
 
 @lru_cache(maxsize=16)
-def _thresholds(model: str, given: tuple, manifest: tuple, signatures: tuple) -> Thresholds:
+def _thresholds(
+    model: str, given: tuple[Any, ...], manifest: tuple[Any, ...], signatures: tuple[Any, ...]
+) -> Thresholds:
     entry, source = _entry(model, manifest, signatures)
     chosen = {key: distance(value, f"{key}_distance") for key, value in given}
     near = chosen.get("near_duplicate", entry["near_duplicate"])

@@ -9,7 +9,9 @@ from pgvector.django import CosineDistance
 MODEL_NAME_MAX_CHARS = 100
 
 
-def distance_to(vector: list[float] | None, model: str, *, column: str = "embedding"):
+def distance_to(
+    vector: list[float] | None, model: str, *, column: str = "embedding"
+) -> Case | None:
     """Cosine distance to ``vector`` for rows embedded by ``model``; NULL for the rest
     (pending, failed, or another model's vectors, which are never compared)."""
     if vector is None:
