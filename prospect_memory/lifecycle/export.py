@@ -39,12 +39,16 @@ from django.utils import timezone
 
 from outreach.models import Account, Member
 from prospect_memory.core.integrity import readable_value
-from prospect_memory.core.lifecycle import ExportScope, lifecycles, record_types
+from prospect_memory.core.lifecycle import (
+    HEADER,
+    MANIFEST,
+    ExportScope,
+    lifecycles,
+    record_types,
+)
 from prospect_memory.lifecycle.conf import lifecycle_settings
 
 FORMAT = 1
-KIND = "kit-export"
-MANIFEST = "manifest"
 NOT_INCLUDED = (
     "events: audit, usage and entry events (ids and labels, never content)",
     "embeddings: the importing Kit embeds the text again with its own model",
@@ -115,7 +119,7 @@ def _encode(record: dict) -> bytes:
 
 def _records(account: Account, member: Member | None) -> Iterator[dict]:
     yield {
-        "type": KIND,
+        "type": HEADER,
         "format": FORMAT,
         "account": account.slug,
         "exported_at": timezone.now().isoformat(),

@@ -23,11 +23,11 @@ from collections.abc import Iterable
 from django.db import DatabaseError, transaction
 
 from outreach.models import Account, Member
-from prospect_memory.core.lifecycle import lifecycles, record_types
+from prospect_memory.core.lifecycle import HEADER, lifecycles, record_types
 from prospect_memory.core.lifecycle.fields import Fields, ImportRefused
 from prospect_memory.core.lifecycle.importing import ImportSession
 from prospect_memory.lifecycle.conf import lifecycle_settings
-from prospect_memory.lifecycle.export import FORMAT, KIND
+from prospect_memory.lifecycle.export import FORMAT
 from prospect_memory.lifecycle.lines import Stream
 
 
@@ -83,8 +83,8 @@ def _check_header(header: Fields | None, member: Member | None) -> None:
     if header is None:
         raise ImportRefused("the file is empty; it is not a Kit export.")
     line = header.number
-    if header.type != KIND:
-        raise ImportRefused(f"not a Kit export header (type {KIND!r}).", line=line)
+    if header.type != HEADER:
+        raise ImportRefused(f"not a Kit export header (type {HEADER!r}).", line=line)
     found = header.data.get("format")
     if found != FORMAT:
         raise ImportRefused(
@@ -109,7 +109,13 @@ class _Importer:
         )
         self.memories = [memory.importer(self.session) for memory in lifecycles()]
         self.builders = {}
-        for importer in self.memories:
+        for memory, importer in zip(lifecycles(), self.memories, strict=True):
+            strays = set(importer.builders) - set(memory.record_types)
+            if strays:  # each record goes to the memory that exports its type, none other
+                raise ValueError(
+                    f"memory {memory.name!r} builds records it does not export: "
+                    f"{', '.join(sorted(strays))}"
+                )
             self.builders.update(importer.builders)
             for model in importer.models:
                 self.session.after_store(model, importer.stored)

@@ -9,9 +9,9 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator
 
+from prospect_memory.core.lifecycle import MANIFEST
 from prospect_memory.core.lifecycle.fields import Fields, ImportRefused
 from prospect_memory.lifecycle.conf import lifecycle_settings
-from prospect_memory.lifecycle.export import MANIFEST
 
 
 def read_lines(file) -> Iterator[bytes]:

@@ -94,10 +94,12 @@ def _check_url(index: int, url: object) -> str:
         raise FieldError(field, f"{field} must be a string URL, got {type(url).__name__}")
     url = url.strip()
     shown = url if len(url) <= 100 else url[:100] + "…"
+    # Refused characters first: a lone surrogate (which JSON can spell) has no UTF-8 form
+    # to measure.
+    _refuse_invisible(url, field)  # names each control or invisible character's position
     limit = notes_settings.SOURCE_URL_MAX_BYTES
     if len(url.encode("utf-8")) >= limit:
         raise FieldError(field, f"{field} is {limit:,} bytes or longer; URLs must be under that")
-    _refuse_invisible(url, field)  # names each control or invisible character's position
     if any(c.isspace() for c in url):
         raise FieldError(field, f"{field} {shown!r} contains spaces; encode them as %20")
     try:

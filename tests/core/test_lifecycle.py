@@ -94,8 +94,9 @@ def sketches(monkeypatch):
     """The third memory, registered as an app would at ready(), and gone after the test."""
     memory = Sketches()
     monkeypatch.setattr(contract, "_memories", [*contract.lifecycles()])
-    contract.register_lifecycle(memory.lifecycle())
-    contract.register_lifecycle(memory.lifecycle())  # ready() may run twice: once
+    lifecycle = memory.lifecycle()
+    contract.register_lifecycle(lifecycle)
+    contract.register_lifecycle(lifecycle)  # ready() may run twice: once
     return memory
 
 
@@ -147,14 +148,41 @@ def test_retention_shows_its_rule_and_counts_what_it_removed(sketches):
     assert run.removed["sketches"] == 7
 
 
-def test_a_record_type_is_one_memorys(sketches):
-    """The import hands each record to the memory of its type: a second memory declaring a
-    type already declared could not be told apart, so it is refused at ready()."""
-    clash = MemoryLifecycle(
-        "clash", ("note",), lambda scope: iter(()), lambda a: [], Sketches().importer
+def test_a_name_and_a_record_type_are_one_memorys(sketches):
+    """The import hands each record to the memory of its type: another memory taking a
+    name or a type already taken (or the file's own header and manifest) could not be told
+    apart, so it is refused at ready(); so is an importer that builds a type its memory
+    does not export."""
+
+    def memory(name: str, types: tuple[str, ...]) -> MemoryLifecycle:
+        return MemoryLifecycle(
+            name, types, lambda scope: iter(()), lambda a: [], Sketches().importer
+        )
+
+    for clash, match in [
+        (memory("sketches", ("drawing",)), "another memory is registered as 'sketches'"),
+        (memory("clash", ("note",)), "'clash' declares record types already taken: note"),
+        (memory("clash", ("manifest",)), "already taken: manifest"),
+        (memory("clash", ("kit-export",)), "already taken: kit-export"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            contract.register_lifecycle(clash)
+    assert [m.name for m in contract.lifecycles()] == ["notes", "business", "sketches"]
+
+
+def test_an_importer_builds_only_what_its_memory_exports(monkeypatch, account):
+    monkeypatch.setattr(contract, "_memories", [*contract.lifecycles()])
+    # It declares "sketch" but would take the notes' records too.
+    greedy = Sketches()
+    taker = greedy.importer
+
+    def importer(session):
+        built = taker(session)
+        built.builders = {**built.builders, "note": built.builders["sketch"]}
+        return built
+
+    contract.register_lifecycle(
+        MemoryLifecycle("greedy", ("sketch",), greedy.records, lambda a: [], importer)
     )
-    with pytest.raises(
-        ValueError, match=r"'clash' declares record types another memory exports: note"
-    ):
-        contract.register_lifecycle(clash)
-    assert "clash" not in [memory.name for memory in contract.lifecycles()]
+    with pytest.raises(ValueError, match="'greedy' builds records it does not export: note"):
+        import_lines(list(export_lines(factories.account())), account)

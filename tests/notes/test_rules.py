@@ -84,6 +84,9 @@ def test_title_must_be_text(admin_actor):
         (["https://acme.dev/" + "a" * 2040], "source_urls[0]", "under that"),
         (["https://acme.dev/a", "HTTPS://ACME.dev:443/a#top"], "source_urls[1]", "repeats"),
         (["https://acme.dev:99999/"], "source_urls[0]", "not a valid URL"),
+        # A lone surrogate, which JSON can spell ("\\ud800") and UTF-8 cannot: refused by
+        # name, not measured (which raised UnicodeEncodeError before).
+        (["https://acme.dev/\ud800"], "source_urls[0]", "source_urls[0]"),
     ],
 )
 def test_bad_source_urls_are_named(admin_actor, urls, field, fragment):

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import cast
 
 from django.db.models import Model
+from django.utils import timezone
 
 from outreach.errors import KitError
 from outreach.models import Account
@@ -33,7 +35,7 @@ from prospect_memory.business.rules import (
 )
 from prospect_memory.business.services import promotion
 from prospect_memory.business.services.lock import lock_shelf
-from prospect_memory.core.lifecycle.fields import Fields, ImportRefused
+from prospect_memory.core.lifecycle.fields import CLOCK_SKEW, Fields, ImportRefused
 from prospect_memory.core.lifecycle.importing import ImportSession, checked_again
 
 
@@ -94,7 +96,7 @@ class BusinessImporter:
             created_at=fields.moment("created_at"),
             updated_at=fields.moment("updated_at"),
             written_at=fields.moment("written_at"),
-            expires_at=fields.moment("expires_at", null=True),
+            expires_at=self._expiry(fields),
             used_at=fields.moment("used_at"),
             last_accessed_at=fields.moment("last_accessed_at", null=True),
             access_count=fields.integer("access_count"),
@@ -118,6 +120,19 @@ class BusinessImporter:
                     "capacity."
                 )
         return entry
+
+    def _expiry(self, fields: Fields) -> datetime | None:
+        """When the entry expires: no further off than the longest time to live a store
+        takes (TTL_MAX_SECONDS), as from now."""
+        expires_at = fields.moment("expires_at", null=True, to_come=True)
+        latest = timezone.now() + timedelta(seconds=business_settings.TTL_MAX_SECONDS)
+        if expires_at is not None and expires_at > latest + CLOCK_SKEW:
+            raise fields.refuse(
+                f"expires_at lies further off than {business_settings.TTL_MAX_SECONDS:,} "
+                "seconds from now, the longest time to live an entry takes.",
+                field="expires_at",
+            )
+        return expires_at
 
     def _version(self, fields: Fields) -> EntryVersion:
         entry = fields.ref("entry")

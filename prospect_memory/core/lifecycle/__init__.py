@@ -134,16 +134,23 @@ class MemoryLifecycle:
 _memories: list[MemoryLifecycle] = []
 
 
+#: The file's own lines (its header and its manifest): no memory's records.
+HEADER, MANIFEST = "kit-export", "manifest"
+
+
 def register_lifecycle(memory: MemoryLifecycle) -> None:
     """Add ``memory`` to every export, import, erasure and retention run (once, however
-    often ``ready()`` runs). A record type is one memory's: a second memory that declares
-    one already declared is refused, as the import could not tell whose a record is."""
-    if any(known.name == memory.name for known in _memories):
+    often ``ready()`` runs). A name and a record type are one memory's: another memory
+    that takes one already taken, or the file's own, is refused, as the import could not
+    tell whose a record is."""
+    if memory in _memories:
         return
-    taken = set(record_types()) & set(memory.record_types)
+    if any(known.name == memory.name for known in _memories):
+        raise ValueError(f"another memory is registered as {memory.name!r}")
+    taken = (set(record_types()) | {HEADER, MANIFEST}) & set(memory.record_types)
     if taken:
         raise ValueError(
-            f"memory {memory.name!r} declares record types another memory exports: "
+            f"memory {memory.name!r} declares record types already taken: "
             f"{', '.join(sorted(taken))}"
         )
     _memories.append(memory)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal, TypeVar, overload
 
 from django.utils import timezone
@@ -14,7 +14,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from outreach.errors import KitError
 from outreach.validation import FieldProblems
-from prospect_memory.core.integrity import invisible_problem
+from prospect_memory.core.integrity import invisible_problem, scan_text
 
 T = TypeVar("T")
 
@@ -40,11 +40,12 @@ class ImportRefused(KitError):
 #: The times a record may name (older or later ones are not Kit's, and some could not be
 #: read back).
 FIRST_YEAR, LAST_YEAR = 1900, 2999
-
-
-#: The times a record may name (older or later ones are not Kit's, and some could not be
-#: read back).
-FIRST_YEAR, LAST_YEAR = 1900, 2999
+#: How far past this Kit's clock a time the record says already happened may lie (the
+#: exporting Kit's clock may run ahead); only a time that is to come (an expiry) may lie
+#: further.
+CLOCK_SKEW = timedelta(hours=1)
+#: The largest whole number a record may hold (PostgreSQL's ``bigint``).
+LARGEST = 2**63 - 1
 
 
 class Fields:
@@ -77,6 +78,12 @@ class Fields:
         problem = invisible_problem(value, name)
         if problem:
             raise self.refuse(problem, field=name)
+        if scan_text(value, name):
+            # Kit writes a label itself (who wrote the entry), agents read it beside the
+            # value: one that reads as an order to them did not come from Kit.
+            raise self.refuse(
+                f"{name} reads as an instruction, not as the name of who wrote it.", field=name
+            )
         return value
 
     def _get(self, name: str, kinds: tuple[type, ...], what: str, *, null: bool) -> Any:
@@ -101,6 +108,8 @@ class Fields:
         value: int = self._get(name, (int,), "a whole number", null=False)
         if value < 0:
             raise self.refuse(f"{name} must not be negative.")
+        if value > LARGEST:
+            raise self.refuse(f"{name} must be at most {LARGEST:,}.")
         return value
 
     def boolean(self, name: str) -> bool:
@@ -114,10 +123,14 @@ class Fields:
         return value
 
     @overload
-    def moment(self, name: str, *, null: Literal[False] = False) -> datetime: ...
+    def moment(
+        self, name: str, *, null: Literal[False] = False, to_come: bool = False
+    ) -> datetime: ...
     @overload
-    def moment(self, name: str, *, null: bool) -> datetime | None: ...
-    def moment(self, name: str, *, null: bool = False) -> datetime | None:
+    def moment(self, name: str, *, null: bool, to_come: bool = False) -> datetime | None: ...
+    def moment(self, name: str, *, null: bool = False, to_come: bool = False) -> datetime | None:
+        """A time with its offset, within the years Kit keeps; one that already happened
+        (every time but an expiry, ``to_come``) no later than now."""
         value = self.text(name, null=null)
         if value is None:
             return None
@@ -130,6 +143,8 @@ class Fields:
             year = 0
         if not FIRST_YEAR <= year <= LAST_YEAR:
             raise self.refuse(f"{name} must fall between {FIRST_YEAR} and {LAST_YEAR}.")
+        if not to_come and parsed > timezone.now() + CLOCK_SKEW:
+            raise self.refuse(f"{name} lies in the future; it says when something happened.")
         return parsed
 
     def day(self, name: str) -> date:

@@ -103,14 +103,16 @@ class ImportSession:
 
 
 def checked_again(row: FlaggedModel, flags: list[Flag], fields: Fields) -> None:
-    """The flags this Kit's checks find in the row's text (the file's are not trusted). A
-    row they find nothing in keeps the file's times; one they flag waits for a person
-    here, whatever the file says was reviewed."""
+    """The flags this Kit's checks find in the row's text: the file's are not trusted, and
+    neither is its word that a person reviewed the text (a row marked reviewed is never
+    checked again, so a file could exempt an agent's text from every future rule). A row
+    imported is unreviewed here; a flagged one keeps the time the file says it was
+    flagged, if any."""
     file = fields.section("integrity")
     flagged_at = file.moment("flagged_at", null=True)
-    reviewed_at = file.moment("reviewed_at", null=True)
+    file.moment("reviewed_at", null=True)  # read as a time, as the file must hold one
     row.set_flags(flags, now=flagged_at if flags and flagged_at else None)
-    row.integrity_reviewed_at = None if flags else reviewed_at
+    row.integrity_reviewed_at = None
 
 
 def _seats(account: Account) -> dict[str, int]:

@@ -48,6 +48,8 @@ class NotesImporter:
         #: that must be of its company: (record's line, its company, the field, the notes).
         self._companies: dict[str, str] = {}
         self._same_company: list[tuple[int, str, str, list[str]]] = []
+        #: The note that replaced each archived note, with the line that says so.
+        self._replaced_by: dict[str, tuple[str, int]] = {}
 
     def _dossier(self, fields: Fields) -> Dossier:
         domain = fields.text("domain")
@@ -90,7 +92,13 @@ class NotesImporter:
         self._companies[old_id] = domain
         replaced_by = fields.ref("superseded_by", null=True)
         if replaced_by is not None:
+            if replaced_by == old_id:
+                raise fields.refuse(
+                    "superseded_by names the note itself; a note is replaced by another.",
+                    field="superseded_by",
+                )
             self._same_company.append((fields.number, domain, "superseded_by", [replaced_by]))
+            self._replaced_by[old_id] = (replaced_by, fields.number)
         note = Note(
             id=session.define("note", fields),
             account_id=session.account.pk,
@@ -120,9 +128,13 @@ class NotesImporter:
         self._same_company.append(
             (fields.number, domain, "merged_note", [merged] if merged else [])
         )
-        self._same_company.append(
-            (fields.number, domain, "replaced_notes", fields.refs("replaced_notes"))
-        )
+        replaced = fields.refs("replaced_notes")
+        if len(set(replaced)) != len(replaced):
+            raise fields.refuse(
+                "replaced_notes names a note twice; a compaction replaces each note once.",
+                field="replaced_notes",
+            )
+        self._same_company.append((fields.number, domain, "replaced_notes", replaced))
         return Compaction(
             id=session.define("compaction", fields),
             account_id=session.account.pk,
@@ -146,6 +158,7 @@ class NotesImporter:
         """Refuse notes named across companies; then count each dossier's active notes and
         give it its times."""
         _notes_keep_to_their_company(self._same_company, self._companies)
+        _replacements_end(self._replaced_by)
         dossiers = list(self._dossiers.values())
         for dossier in dossiers:
             dossier.active_note_count = self._active[dossier.domain]
@@ -174,3 +187,24 @@ def _notes_keep_to_their_company(
                     line=line,
                     field=field,
                 )
+
+
+def _replacements_end(replaced_by: dict[str, tuple[str, int]]) -> None:
+    """Following the notes that replaced a note ends at a note nothing replaced: a loop
+    would leave archived notes no compaction names, which nothing ever removes."""
+    done: set[str] = set()
+    for start in replaced_by:
+        path: list[str] = []
+        note: str | None = start
+        while note is not None and note not in done:
+            if note in path:
+                _, line = replaced_by[note]
+                raise ImportRefused(
+                    f"note record: superseded_by runs in a loop back to note {note}; a "
+                    "chain of replacements ends at a note nothing replaced.",
+                    line=line,
+                    field="superseded_by",
+                )
+            path.append(note)
+            note = replaced_by[note][0] if note in replaced_by else None
+        done.update(path)
