@@ -70,6 +70,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: it counts and times every answer, whatever the others did (kit/metrics.py).
+    "kit.metrics.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "kit.middleware.RejectNulBytesMiddleware",
@@ -256,6 +258,8 @@ OAUTH2_PROVIDER = {
 # and for operator commands (issue_token, seed_demo) http://KIT_ADDRESS, where scripts/run
 # serves (outreach.oauth.configured_origin).
 KIT_PUBLIC_URL = env("KIT_PUBLIC_URL", default="")
+# The token a Prometheus scraper sends to read GET /metrics; unset: no figures are served.
+KIT_METRICS_TOKEN = env("KIT_METRICS_TOKEN", default="")
 KIT_ADDRESS = env("KIT_ADDRESS", default="127.0.0.1:8000")
 # The authorization server's one issuer (RFC 8414, RFC 9207) is that origin too: metadata,
 # its endpoints, `iss` in redirects and the resources' `authorization_servers` name it.

@@ -4,7 +4,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from oauth2_provider import views as oauth2_views
 
-from kit import views
+from kit import metrics, readiness, views
 from outreach import views as outreach_views
 from outreach.api import WritingGuideApi, api_not_found
 from outreach.mcp.views import mcp_endpoint
@@ -62,7 +62,9 @@ urlpatterns = [
     path("", outreach_views.home, name="home"),
     path("account/switch", outreach_views.account_switch, name="account-switch"),
     path("", include("prospect_memory.urls")),
-    path("healthz", views.healthz, name="healthz"),
+    path("healthz", readiness.healthz, name="healthz"),
+    path("readyz", readiness.readyz, name="readyz"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("mcp", mcp_endpoint, name="mcp"),
     path("api/v1/", include("prospect_memory.notes.api.urls")),

@@ -1,28 +1,11 @@
 from pathlib import Path
 
-from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from django.views.decorators.cache import cache_control
-from django.views.decorators.http import require_GET, require_safe
+from django.views.decorators.http import require_safe
 
 _FAVICON = (Path(__file__).resolve().parent / "static" / "kit" / "favicon.ico").read_bytes()
-
-
-@require_GET
-def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness for load balancers: the database answers and pgvector is installed."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-        row = cursor.fetchone()
-    return JsonResponse(
-        {
-            "status": "ok" if row else "degraded",
-            "database": "ok",
-            "pgvector": row[0] if row else None,
-        },
-        status=200 if row else 503,
-    )
 
 
 @require_safe

@@ -42,6 +42,7 @@ from outreach.errors import (
 )
 from outreach.guides import WRITING_GUIDE
 from outreach.oauth import API_PATH, BearerGrant, authenticate_bearer, bearer_challenge
+from outreach.observed import observe
 from outreach.operations import Operation, execute, require_scope
 from outreach.schema import ERROR_ENVELOPE
 from outreach.selectors import member_for_request
@@ -181,6 +182,7 @@ class serve:  # lower case: it reads like a decorator, ``get = serve(RECALL, ...
         created_when = self.created_when
 
         def handler(view: OperationApi, request, **path):
+            observe(request, self.operation_id)
             # Who is asking, and with which scopes, before the body is read.
             actor, granted = view.caller(request)
             require_scope(operation, granted)
@@ -284,6 +286,7 @@ def error_response(request, exc: Exception) -> Response | None:
             details={"limit_bytes": limit},
         )
     if isinstance(exc, KitError):
+        observe(request, code=exc.code)
         body, status = exc.as_dict(), exc.http_status
         if isinstance(exc, Unauthenticated):
             headers["WWW-Authenticate"] = bearer_challenge(request, resource_path=API_PATH)
@@ -301,6 +304,7 @@ def error_response(request, exc: Exception) -> Response | None:
         return Response(body, status=status, headers=headers)
     for kind, (code, status) in _DRF_ERRORS.items():
         if isinstance(exc, kind):
+            observe(request, code=code)
             details: dict[str, Any] = {}
             if isinstance(exc, exceptions.ValidationError):
                 details = {"fields": exc.detail}

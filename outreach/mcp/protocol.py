@@ -284,3 +284,38 @@ def _call(
         logger.exception("MCP tool %s failed", operation.name)
         return error_reply(request_id, INTERNAL_ERROR, "Internal error; the call may be retried.")
     return ok(_result({"data": data}, is_error=False, modern=modern))
+
+
+#: The methods this server answers, as an operator's figures name them (any other: "other").
+METHODS = frozenset(
+    {
+        "initialize",
+        "notifications/initialized",
+        "ping",
+        "tools/list",
+        "tools/call",
+        "server/discover",
+    }
+)
+
+
+def observation(message: Any, reply: Reply) -> tuple[str, str | None]:
+    """What one message ran, for the operator's figures: a known tool's name (a call of an
+    unknown one is "tools/call"), else the method; and the code it was refused with (a
+    tool's own refusal, or "protocol_error" for a JSON-RPC error), or None."""
+    method = message.get("method") if isinstance(message, dict) else None
+    name = method if method in METHODS else "other"
+    params = message.get("params") if isinstance(message, dict) else None
+    if method == "tools/call" and isinstance(params, dict):
+        tool = params.get("name")
+        if isinstance(tool, str) and registry.get(tool) is not None:
+            name = tool
+    body = reply.body or {}
+    if "error" in body:
+        return name, "protocol_error"
+    result = body.get("result")
+    if isinstance(result, dict) and result.get("isError"):
+        error = (result.get("structuredContent") or {}).get("error") or {}
+        code = error.get("code")
+        return name, code if isinstance(code, str) else "refused"
+    return name, None

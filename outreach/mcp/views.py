@@ -23,6 +23,7 @@ from outreach.oauth import (
     bearer_challenge,
     public_base_url,
 )
+from outreach.observed import observe
 from outreach.renderers import dumps
 
 MAX_BODY_BYTES = 256 * 1024
@@ -137,6 +138,8 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     headers = {key.lower(): value for key, value in request.headers.items()}
     caller = protocol.Caller(actor=grant.actor, scopes=grant.scopes)
     reply = protocol.handle(message, headers=headers, caller=caller)
+    name, code = protocol.observation(message, reply)
+    observe(request, name, code=code)
     response = _json(reply)
     if reply.missing_scope:
         response["WWW-Authenticate"] = bearer_challenge(

@@ -12,6 +12,7 @@ ENTRIES = embedding_pipeline.EmbeddingTarget(
     backlog=lambda: Entry.objects.filter(status=Entry.Status.LIVE).order_by("created_at"),
     task="prospect_memory.business.tasks.embed_entry",
     revision="version",
+    written_at="updated_at",
     shared=lambda rows: rows.filter(layer=Layer.ACCOUNT),
 )
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from celery import current_app
@@ -69,6 +70,9 @@ class EmbeddingTarget:
     #: A field that changes whenever the row's text does (None: the text never changes),
     #: so a vector computed from an older text is never stored over a newer one.
     revision: str | None = None
+    #: The time a row's text was last written: how long a pending row has waited (the
+    #: operator's figure of the oldest in the queue).
+    written_at: str = "created_at"
     #: Of an account's rows, those its shared pages may count (a member's own business
     #: memory is seen, and counted, by that member alone).
     shared: Callable[[models.QuerySet[Any]], models.QuerySet[Any]] = lambda rows: rows
@@ -240,3 +244,46 @@ def mark_for_reembedding(rows: models.QuerySet[Any]) -> int:
     return rows.exclude(embedding_model=get_provider().model, embedding_status=READY).update(
         embedding_status=PENDING
     )
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """One embedded model's rows across every account, for the operator (never per
+    account): how many wait for an embedding, since when, and how many carry a vector of
+    the model in force."""
+
+    #: The embedded model, as ``app_label.model_name``.
+    label: str
+    pending: int
+    oldest_pending: datetime | None
+    current: int
+    total: int
+
+
+def backlogs() -> list[Backlog]:
+    """Each target's :class:`Backlog`, one query each."""
+    model = get_provider().model
+    found = []
+    for target in targets():
+        counts = (
+            target.backlog()
+            .order_by()
+            .aggregate(
+                total=models.Count("pk"),
+                current=models.Count(
+                    "pk", filter=models.Q(embedding_status=READY, embedding_model=model)
+                ),
+                pending=models.Count("pk", filter=models.Q(embedding_status=PENDING)),
+                oldest=models.Min(target.written_at, filter=models.Q(embedding_status=PENDING)),
+            )
+        )
+        found.append(
+            Backlog(
+                target.model._meta.label_lower,
+                counts["pending"],
+                counts["oldest"],
+                counts["current"],
+                counts["total"],
+            )
+        )
+    return found

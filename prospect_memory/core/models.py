@@ -242,3 +242,15 @@ class RetentionRun(models.Model):
 
     def __str__(self) -> str:
         return f"retention run at {self.started_at:%Y-%m-%d %H:%M}"
+
+
+def flagged_rows() -> dict[str, int]:
+    """Rows whose text holds flags no person cleared, by model, across every account (the
+    operator's figure, never per account)."""
+    from django.apps import apps
+
+    return {
+        model._meta.label_lower: model._base_manager.filter(flagged_at__isnull=False).count()
+        for model in apps.get_models()
+        if issubclass(model, FlaggedModel) and not model._meta.proxy
+    }

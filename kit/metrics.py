@@ -1,0 +1,193 @@
+"""The operator's figures (SPEC 19): ``GET /metrics`` in Prometheus' text format, with the
+maintained client library (``prometheus-client``).
+
+Counted as requests are answered (:class:`MetricsMiddleware`): every MCP tool and method,
+REST operation and page, by outcome, and how long each took. Read from the database when
+scraped (:class:`BacklogCollector`): the embedding queue, the re-embedding's progress and
+the flagged rows, across every account.
+
+No label carries account data or text: a request's name is a registered tool, a JSON-RPC
+method, a REST operation or a route's name (``"unmatched"`` for an address no route
+serves), an outcome one of four words, a memory's rows their model (``prospect_memory.note``).
+
+Several worker processes (gunicorn) each count their own requests; with
+``PROMETHEUS_MULTIPROC_DIR`` set (``gunicorn.conf.py`` sets it) each writes its figures to
+a file there and a scrape adds them up, whichever worker answers it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import time
+from collections.abc import Callable, Iterator
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from outreach.observed import observed
+
+#: How each request ended: answered, refused (a 4xx, or a tool's refusal), refused by a
+#: rate limit, or failed (a 5xx).
+OUTCOMES = ("ok", "refused", "rate_limited", "error")
+
+REQUESTS = Counter(
+    "kit_requests",
+    "Requests answered, by surface (mcp, rest, page, oauth), name and outcome.",
+    ["surface", "name", "outcome"],
+)
+LATENCY = Histogram(
+    "kit_request_seconds",
+    "Time to answer a request, by surface and name.",
+    ["surface", "name"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+RATE_LIMITED = Counter(
+    "kit_rate_limit_refusals",
+    "Requests refused by a rate limit or a budget, by surface.",
+    ["surface"],
+)
+INTEGRITY_HOLDS = Counter(
+    "kit_integrity_holds",
+    "Writes held because the text they bring reads as instructions (SPEC 15).",
+)
+
+#: Codes that are a rate limit or a budget reached, not a refusal of what was asked.
+_LIMIT_CODES = frozenset({"rate_limited", "daily_limit_reached"})
+#: Paths no figure is kept of: files, and the scrape itself.
+_UNCOUNTED = ("/static/", "/metrics")
+
+
+def surface_of(path: str) -> str:
+    if path == "/mcp" or path.startswith("/mcp/"):
+        return "mcp"
+    if path.startswith("/api/"):
+        return "rest"
+    if path.startswith("/o/") or path.startswith("/.well-known/"):
+        return "oauth"
+    return "page"
+
+
+def outcome_of(status: int, code: str | None) -> str:
+    if code in _LIMIT_CODES or status == 429:
+        return "rate_limited"
+    if status >= 500:
+        return "error"
+    if code is not None or status >= 400:
+        return "refused"
+    return "ok"
+
+
+class MetricsMiddleware:
+    """Counts and times every answer; outermost, so it sees what every other part did."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path.startswith(_UNCOUNTED):
+            return self.get_response(request)
+        started = time.perf_counter()
+        response = self.get_response(request)
+        elapsed = time.perf_counter() - started
+        surface = surface_of(request.path)
+        seen = observed(request)
+        match = request.resolver_match
+        name = (seen.name if seen else None) or (match.url_name if match else None) or "unmatched"
+        code = seen.code if seen else None
+        outcome = outcome_of(response.status_code, code)
+        REQUESTS.labels(surface, name, outcome).inc()
+        LATENCY.labels(surface, name).observe(elapsed)
+        if outcome == "rate_limited":
+            RATE_LIMITED.labels(surface).inc()
+        if code == "integrity_hold":
+            INTEGRITY_HOLDS.inc()
+        return response
+
+
+class BacklogCollector(Collector):
+    """What the database says when scraped: the embedding queue and the re-embedding's
+    progress per embedded model, and the flagged rows per model, across every account."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from prospect_memory.core.embedding_pipeline import backlogs
+        from prospect_memory.core.models import flagged_rows
+
+        pending = GaugeMetricFamily(
+            "kit_embedding_pending_rows", "Rows waiting for an embedding.", labels=["model"]
+        )
+        oldest = GaugeMetricFamily(
+            "kit_embedding_pending_oldest_seconds",
+            "How long the oldest row waiting for an embedding has waited.",
+            labels=["model"],
+        )
+        current = GaugeMetricFamily(
+            "kit_embedding_current_rows",
+            "Rows with a vector of the model in force (re-embedding progress: of total).",
+            labels=["model"],
+        )
+        total = GaugeMetricFamily(
+            "kit_embedding_rows", "Rows that are embedded or wait to be.", labels=["model"]
+        )
+        now = timezone.now()
+        for backlog in backlogs():
+            pending.add_metric([backlog.label], backlog.pending)
+            waited = (now - backlog.oldest_pending).total_seconds() if backlog.oldest_pending else 0
+            oldest.add_metric([backlog.label], max(waited, 0.0))
+            current.add_metric([backlog.label], backlog.current)
+            total.add_metric([backlog.label], backlog.total)
+        flagged = GaugeMetricFamily(
+            "kit_integrity_flagged_rows",
+            "Rows whose text holds integrity flags no person cleared.",
+            labels=["model"],
+        )
+        for model, count in flagged_rows().items():
+            flagged.add_metric([model], count)
+        yield from (pending, oldest, current, total, flagged)
+
+
+def _scrape() -> bytes:
+    """This scrape's figures: every worker's counts (multiprocess) or this process's, then
+    the database's."""
+    counted: CollectorRegistry = REGISTRY
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        counted = CollectorRegistry()
+        multiprocess.MultiProcessCollector(counted)  # type: ignore[no-untyped-call]
+    read = CollectorRegistry()
+    read.register(BacklogCollector())
+    return generate_latest(counted) + generate_latest(read)
+
+
+def _refusal(status: int, message: str) -> HttpResponse:
+    response = HttpResponse(message + "\n", status=status, content_type="text/plain")
+    if status == 401:
+        response["WWW-Authenticate"] = 'Bearer realm="kit-metrics"'
+    return response
+
+
+@require_GET
+def metrics(request: HttpRequest) -> HttpResponse:
+    """The figures, to a scraper that sends ``KIT_METRICS_TOKEN`` as a Bearer token; without
+    the setting there are none to read."""
+    token: str = settings.KIT_METRICS_TOKEN
+    if not token:
+        return _refusal(404, "Metrics are off: set KIT_METRICS_TOKEN to read them.")
+    sent = request.headers.get("Authorization", "")
+    given = sent[7:].strip() if sent.startswith("Bearer ") else ""
+    if not hmac.compare_digest(given.encode(), token.encode()):
+        return _refusal(401, "Send KIT_METRICS_TOKEN as 'Authorization: Bearer <token>'.")
+    return HttpResponse(_scrape(), content_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,205 @@
+"""``GET /metrics`` (SPEC 19): refused without ``KIT_METRICS_TOKEN``, per-tool, per-route and
+per-page figures by outcome once a call is answered, the embedding queue and flagged rows
+read from the database, nothing of any account in a label; and, through a real gunicorn
+with two workers, every worker's counts added up by one scrape."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.request
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests import factories
+from tests.factories import save_note
+from tests.helpers import token as issue_token
+from tests.live import LiveServer
+
+SECRET = "metrics-" + "s" * 32
+READY = {"ready": True, "checks": ["broker", "database", "migrations", "model"]}
+
+
+@pytest.fixture
+def metrics_on(settings):
+    settings.KIT_METRICS_TOKEN = SECRET
+
+
+def scrape(client) -> str:
+    response = client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {SECRET}")
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("text/plain; version=")
+    return response.content.decode()
+
+
+def value(text: str, metric: str, /, **labels: str) -> float:
+    """The sample ``metric`` with ``labels`` (0 when there is none yet)."""
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == metric and all(sample.labels.get(k) == v for k, v in labels.items()):
+                return sample.value
+    return 0.0
+
+
+def test_without_the_setting_there_are_no_metrics(client, settings):
+    settings.KIT_METRICS_TOKEN = ""
+    response = client.get("/metrics")
+    assert response.status_code == 404
+    assert b"KIT_METRICS_TOKEN" in response.content
+
+
+@pytest.mark.parametrize("header", [None, "Bearer wrong", f"Basic {SECRET}", f"Bearer {SECRET}x"])
+def test_a_scrape_without_the_token_is_refused(client, metrics_on, header):
+    extra = {"HTTP_AUTHORIZATION": header} if header else {}
+    response = client.get("/metrics", **extra)
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Bearer")
+    assert b"kit_" not in response.content
+
+
+@pytest.mark.django_db
+def test_a_tool_call_a_rest_call_and_a_page_are_counted_by_name_and_outcome(
+    client, metrics_on, module_admin, admin_actor
+):
+    save_note(admin_actor, domain="acme.dev", body="Acme hires six AEs in Berlin.")
+    token = issue_token(module_admin, client_name="Metered agent")
+    before = scrape(client)
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "outreach_recall_prospect_context", "arguments": {"domain": "acme.dev"}},
+    }
+    answered = client.post(
+        "/mcp",
+        json.dumps(call),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+        HTTP_ACCEPT="application/json",
+    )
+    assert answered.json()["result"]["isError"] is False
+    refused = {**call, "params": {"name": call["params"]["name"], "arguments": {"domain": "x"}}}
+    client.post(
+        "/mcp",
+        json.dumps(refused),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+        HTTP_ACCEPT="application/json",
+    )
+    rest = client.get(
+        "/api/v1/recall", {"domain": "acme.dev"}, HTTP_AUTHORIZATION=f"Bearer {token}"
+    )
+    assert rest.status_code == 200
+    client.get("/api/v1/recall", HTTP_AUTHORIZATION=f"Bearer {token}")  # no domain: refused
+    client.get("/healthz")
+    after = scrape(client)
+
+    def grew(metric: str, /, **labels: str) -> float:
+        return value(after, metric, **labels) - value(before, metric, **labels)
+
+    tool = "outreach_recall_prospect_context"
+    assert grew("kit_requests_total", surface="mcp", name=tool, outcome="ok") == 1
+    assert grew("kit_requests_total", surface="mcp", name=tool, outcome="refused") == 1
+    assert grew("kit_requests_total", surface="rest", name="recall", outcome="ok") == 1
+    assert grew("kit_requests_total", surface="rest", name="recall", outcome="refused") == 1
+    assert grew("kit_requests_total", surface="page", name="healthz", outcome="ok") == 1
+    assert grew("kit_request_seconds_count", surface="mcp", name=tool) == 2
+    # Read from the database at the scrape: the note waits for its embedding or has one.
+    assert value(after, "kit_embedding_rows", model="prospect_memory.note") >= 1
+    assert "kit_integrity_flagged_rows" in after
+    # No label names an account, a member, a domain or a token.
+    labels = " ".join(re.findall(r"\{[^}]*\}", after))
+    for secret in ("acme-sales", "acme.dev", "admin@example.com", token):
+        assert secret not in labels
+
+
+@pytest.mark.django_db
+def test_an_unknown_tool_or_method_is_named_as_such_not_by_what_was_sent(
+    client, metrics_on, module_admin
+):
+    token = issue_token(module_admin, client_name="Metered agent")
+    for method, params in [
+        ("tools/call", {"name": "acme.dev-secret-tool", "arguments": {}}),
+        ("acme.dev/made-up", {}),
+    ]:
+        client.post(
+            "/mcp",
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {token}",
+            HTTP_ACCEPT="application/json",
+        )
+    text = scrape(client)
+    assert "acme.dev" not in text
+    assert value(text, "kit_requests_total", surface="mcp", name="tools/call") >= 1
+    assert value(text, "kit_requests_total", surface="mcp", name="other") >= 1
+
+
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_counts_are_added_up_by_one_scrape(tmp_path):
+    """gunicorn with two workers, each counting in its own file (prometheus-client's
+    multiprocess mode): a scrape, whichever worker answers it, adds them all up."""
+    from django.db import connection
+
+    from kit.db import database_url
+
+    folder = tmp_path / "metrics"
+    folder.mkdir()
+    server = LiveServer(
+        database_url(connection.settings_dict),
+        workers=2,
+        extra_env={"KIT_METRICS_TOKEN": SECRET, "PROMETHEUS_MULTIPROC_DIR": str(folder)},
+    )
+    account = factories.account("metered")
+    agent = issue_token(
+        factories.member(account, "agent@metered.example", admin=True),
+        client_name="Metered agent",
+        base_url=server.url,
+    )
+    try:
+        calls = 40
+        for _ in range(calls):  # a new connection each: either worker may answer
+            with urllib.request.urlopen(f"{server.url}/favicon.ico", timeout=10) as answer:  # noqa: S310
+                assert answer.status == 200
+        for probe in ("healthz", "readyz"):
+            with urllib.request.urlopen(f"{server.url}/{probe}", timeout=30) as answer:  # noqa: S310
+                assert answer.status == 200
+                assert json.loads(answer.read()) in ({"status": "ok"}, READY)
+        tool = "outreach_recall_prospect_context"
+        call = urllib.request.Request(  # noqa: S310
+            f"{server.url}/mcp",
+            data=json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tools/call",
+                    "params": {"name": tool, "arguments": {"domain": "acme.dev"}},
+                }
+            ).encode(),
+            headers={
+                "Authorization": f"Bearer {agent}",
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+            },
+        )
+        with urllib.request.urlopen(call, timeout=30) as answer:  # noqa: S310
+            assert json.loads(answer.read())["result"]["isError"] is False
+        request = urllib.request.Request(  # noqa: S310
+            f"{server.url}/metrics", headers={"Authorization": f"Bearer {SECRET}"}
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310
+            text = answer.read().decode()
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{server.url}/metrics", timeout=10)  # noqa: S310
+        assert refused.value.code == 401
+    finally:
+        server.stop()
+    counted = value(text, "kit_requests_total", surface="page", name="favicon", outcome="ok")
+    assert counted == calls
+    assert value(text, "kit_requests_total", surface="mcp", name=tool, outcome="ok") == 1
+    assert value(text, "kit_request_seconds_count", surface="mcp", name=tool) == 1
+    workers = {path.name.split("_")[-1] for path in folder.glob("counter_*.db")}
+    assert len(workers) == 2, sorted(path.name for path in folder.iterdir())
