@@ -32,6 +32,32 @@ _METRICS = Path(
 
 limit_request_line = REQUEST_LINE_MAX_BYTES
 
+# Access lines as JSON (kit/logs.py), naming the request's id and leaving the query string
+# out (a search's words are not logged); gunicorn's own lines as JSON too. Not passed on to
+# Django's root logger, which would write each line twice.
+access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(B)s %(M)sms request_id=%({x-request-id}o)s'
+logconfig_dict = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"json": {"()": "kit.logs.JsonFormatter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json",
+            "stream": "ext://sys.stdout",
+        },
+        "error_console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json",
+            "stream": "ext://sys.stderr",
+        },
+    },
+    "loggers": {
+        "gunicorn.error": {"level": "INFO", "handlers": ["error_console"], "propagate": False},
+        "gunicorn.access": {"level": "INFO", "handlers": ["console"], "propagate": False},
+    },
+}
+
 
 def on_starting(server):
     # A start counts from zero: a previous run's files would be added to this one's.

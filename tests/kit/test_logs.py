@@ -1,0 +1,132 @@
+"""Logs (SPEC 19): one JSON object a line naming its request's id, which the answer carries
+in ``X-Request-ID``; and no token, secret or stored text in any line a live server wrote
+while agents saved, stored, searched and were refused."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+from django.conf import settings as django_settings
+
+from kit.logs import JsonFormatter
+from tests import factories
+from tests.helpers import token as issue_token
+from tests.live import LiveServer
+
+
+@pytest.mark.parametrize(
+    ("sent", "carried"),
+    [
+        (None, False),
+        ("edge-7f3a.42:1", True),
+        ("has spaces", False),
+        ("line\nbreak", False),
+        ("x" * 129, False),
+    ],
+)
+def test_every_answer_carries_a_request_id(client, sent, carried):
+    extra = {"HTTP_X_REQUEST_ID": sent} if sent else {}
+    answered = client.get("/healthz", **extra)["X-Request-ID"]
+    if carried:
+        assert answered == sent
+    else:
+        assert re.fullmatch(r"[0-9a-f]{32}", answered)
+
+
+@pytest.mark.django_db
+def test_a_line_logged_while_answering_names_the_request(client, settings):
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"  # /readyz logs what is not ready
+    written = io.StringIO()
+    handler = logging.StreamHandler(written)
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("kit.readiness")
+    logger.addHandler(handler)
+    try:
+        client.get("/readyz", HTTP_X_REQUEST_ID="probe-1")
+    finally:
+        logger.removeHandler(handler)
+    line = json.loads(written.getvalue().splitlines()[-1])
+    assert (line["level"], line["logger"], line["request_id"]) == (
+        "WARNING",
+        "kit.readiness",
+        "probe-1",
+    )
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+\+00:00", line["time"])
+
+
+SECRETS_IN_TEXT = {
+    "note": "Zanzibar-7781 freight expansion confirmed by the CFO.",
+    "value": "Quokka-9931 onboarding playbook",
+    "query": "Pangolin-4412 warehouse",
+    "refused": "Okapi-5518 " * 2000,  # a body over the limit: refused, never logged
+}
+
+
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_a_live_servers_log_holds_no_token_secret_or_text():
+    from django.db import connection
+
+    from kit.db import database_url
+
+    server = LiveServer(database_url(connection.settings_dict), extra_env={"LOG_FORMAT": "json"})
+    account = factories.account("logged")
+    member = factories.member(account, "agent@logged.example", admin=True)
+    token = issue_token(member, client_name="Logged agent", base_url=server.url)
+
+    def call(method: str, path: str, body: dict | None = None, **query: str) -> int:
+        url = f"{server.url}{path}" + (f"?{urllib.parse.urlencode(query)}" if query else "")
+        request = urllib.request.Request(  # noqa: S310
+            url,
+            method=method,
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Content-Type": "application/json",
+                "X-Request-ID": "logged-run-1",
+            },
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310
+                return answer.status
+        except urllib.error.HTTPError as refused:
+            return refused.code
+
+    try:
+        note = {
+            "domain": "acme.dev",
+            "title": "Freight",
+            "body": SECRETS_IN_TEXT["note"],
+            "source_urls": ["https://acme.dev/news"],
+            "observed_at": "2026-11-20",
+        }
+        assert call("POST", "/api/v1/notes", note) == 201
+        entry = {"key": "playbook", "value": SECRETS_IN_TEXT["value"], "confidence": 90}
+        assert call("POST", "/api/v1/business-memory/entries", entry) in (200, 201)
+        assert call("GET", "/api/v1/knowledge/search", query=SECRETS_IN_TEXT["query"]) == 200
+        assert call("POST", "/api/v1/notes", {**note, "body": SECRETS_IN_TEXT["refused"]}) == 413
+        assert call("GET", "/api/v1/recall", domain="acme.dev") == 200
+    finally:
+        server.stop()
+    log = server.log.read_text()
+    lines = [line for line in log.splitlines() if line.strip()]
+    assert any("logged-run-1" in line for line in lines), log[-2000:]
+    for line in lines:
+        json.loads(line)  # every line is one JSON object
+    secrets = [
+        token,
+        django_settings.SECRET_KEY,
+        *django_settings.PROSPECT_MEMORY.get("ENCRYPTION_KEYS", []),
+        *(text.strip() for text in SECRETS_IN_TEXT.values()),
+        "Pangolin",
+        "Okapi",
+    ]
+    for secret in secrets:
+        assert secret not in log, f"the log holds {secret[:12]}…"
