@@ -31,6 +31,7 @@ statements run unprepared.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -100,6 +101,8 @@ def _send(
         else:
             cursors.append((psycopg.RawCursor if type(sql) is Native else psycopg.Cursor)(raw))
     failure = None
+    if db.queries_logged:  # DEBUG, or a test capturing queries: as Django's own cursors do
+        _logged(db, statements)
     try:
         try:
             with db.wrap_database_errors:  # a psycopg error, as Django's
@@ -117,6 +120,21 @@ def _send(
     finally:
         for cursor in cursors:
             cursor.close()
+
+
+def _logged(db, statements: Sequence[tuple[str, Params]]) -> None:
+    """Add the round trip's statements (not their values, not transaction control) to the
+    connection's query log, where ``connection.queries`` and ``CaptureQueriesContext`` read
+    what Django's own cursors ran; each names its round trip (``round_trip``), which the
+    statements sent together share."""
+    trip = next(_ROUND_TRIPS)
+    for sql, _ in statements:
+        if sql not in _CONTROL:
+            db.queries_log.append({"sql": str(sql), "time": "0.000", "round_trip": trip})
+
+
+#: Numbers for the round trips logged (:func:`_logged`).
+_ROUND_TRIPS = itertools.count(1)
 
 
 @cache

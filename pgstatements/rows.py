@@ -178,13 +178,15 @@ def insert(instance) -> tuple[str, list]:
     return sql, [prepared(field, field.pre_save(instance, True), db) for field in fields]
 
 
-def update(instance, names: Sequence[str]) -> tuple[str, list]:
+def update(instance, names: Sequence[str], *, matching: Sequence[str] = ()) -> tuple[str, list]:
     """The prepared ``UPDATE`` of ``names`` (field names) of a saved ``instance``, by its
-    primary key, and its parameters."""
+    primary key and, as the instance holds them, the fields ``matching`` names too (a
+    table distributed by a column finds the row's shard by it), and its parameters."""
     model = type(instance)
-    sql, fields = _update_of(model, tuple(names))
+    sql, fields, matched = _update_of(model, tuple(names), tuple(matching))
     values = [prepared(field, field.pre_save(instance, False)) for field in fields]
-    return sql, [*values, prepared(model._meta.pk, instance.pk)]
+    keys = [prepared(field, getattr(instance, field.attname)) for field in matched]
+    return sql, [*values, prepared(model._meta.pk, instance.pk), *keys]
 
 
 def new_row(model: type[M], **values: Any) -> M:
@@ -236,9 +238,13 @@ def _insert_of(model) -> tuple[str, list]:
 
 
 @cache
-def _update_of(model, names: tuple[str, ...]) -> tuple[str, list]:
+def _update_of(model, names: tuple[str, ...], matching: tuple[str, ...]) -> tuple[str, list, list]:
     meta = model._meta
+    quote = connection.ops.quote_name
     fields = [meta.get_field(name) for name in names]
-    sets = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in fields)
-    table, pk = connection.ops.quote_name(meta.db_table), connection.ops.quote_name(meta.pk.column)
-    return f"UPDATE {table} SET {sets} WHERE {pk} = %s", fields  # noqa: S608
+    matched = [meta.get_field(name) for name in matching]
+    sets = ", ".join(f"{quote(f.column)} = %s" for f in fields)
+    where = " AND ".join(
+        [f"{quote(meta.pk.column)} = %s", *(f"{quote(f.column)} = %s" for f in matched)]
+    )
+    return f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {where}", fields, matched  # noqa: S608

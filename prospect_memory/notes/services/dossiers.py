@@ -7,8 +7,9 @@ from datetime import date
 
 from django.utils import timezone
 
+import pgstatements as sql
 from outreach.access import Actor
-from pgstatements import lock_row
+from pgstatements import lock_row, run
 from prospect_memory.core import embedding_pipeline
 from prospect_memory.core.embeddings.budget import Embedded
 from prospect_memory.core.integrity import Flag
@@ -33,7 +34,7 @@ def lock_dossier(actor: Actor, domain: str, *, create: bool) -> Dossier | None:
 
 def set_count(dossier: Dossier, count: int) -> None:
     dossier.active_note_count = count
-    dossier.save(update_fields=["active_note_count", "updated_at"])
+    run(sql.update(dossier, ["active_note_count", "updated_at"], matching=["account"]))
 
 
 def new_note(actor: Actor, dossier: Dossier, **fields) -> Note:

@@ -216,7 +216,7 @@ def note_save(
         # The note, the dossier's count, the audit event and the usage row in one round trip.
         run(
             sql.insert(note),
-            sql.update(dossier, ["active_note_count", "updated_at"]),
+            sql.update(dossier, ["active_note_count", "updated_at"], matching=["account"]),
             sql.insert(
                 AuditEvent.build(
                     actor, action=AuditEvent.Action.SAVE, domain=resolved, note_id=note.id
