@@ -21,6 +21,7 @@ from django.utils import timezone
 from outreach.models import Account, Member
 from prospect_memory.core.crypto import SealedField
 from prospect_memory.core.models import (
+    AccountScopedModel,
     AttributedEvent,
     EmbeddedModel,
     EmbeddingStatus,
@@ -76,7 +77,7 @@ def _layer_owner_consistent() -> Q:
     )
 
 
-class Shelf(models.Model):
+class Shelf(AccountScopedModel):
     """One layer of an account's business memory (the account's, or one member's).
 
     The lock anchor of its writes: every store, delete and restore in the layer locks this
@@ -116,7 +117,7 @@ class Shelf(models.Model):
         return f"{self.layer} shelf of account {self.account_id}"
 
 
-class Entry(EmbeddedModel, FlaggedModel):
+class Entry(AccountScopedModel, EmbeddedModel, FlaggedModel):
     """One structured record of what the account (or one member) knows."""
 
     Status = EntryStatus
@@ -267,7 +268,7 @@ class Entry(EmbeddedModel, FlaggedModel):
         return json.loads(self.value_json)
 
 
-class EntryVersion(FlaggedModel):
+class EntryVersion(AccountScopedModel, FlaggedModel):
     """A version an entry had before a change: the 20 newest per entry are kept."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -316,7 +317,7 @@ class EntryVersion(FlaggedModel):
         return json.loads(self.value_json)
 
 
-class Promotion(models.Model):
+class Promotion(AccountScopedModel):
     """An entry in its account's knowledge index (SPEC 13), at the version promoted.
 
     Kept by ``business.services.promotion`` (in a store's own transaction without a broker, else

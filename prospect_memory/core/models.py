@@ -29,6 +29,20 @@ class EmbeddingStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+class AccountScopedModel(models.Model):
+    """A row of one account (it has ``account_id``): Django's own update of a saved row, by
+    its primary key, names the account too, so a table distributed by account (docs/
+    operations.md, "Distributed by account") finds the row's shard from the statement."""
+
+    class Meta:
+        abstract = True
+
+    def _do_update(self, base_qs: models.QuerySet[Any], *args: Any, **kwargs: Any) -> Any:
+        # Django's own (its arguments vary by version: passed on as they come).
+        scoped = base_qs.filter(account_id=self.account_id)  # type: ignore[attr-defined]
+        return super()._do_update(scoped, *args, **kwargs)
+
+
 class EmbeddedModel(models.Model):
     """A row with an embedding of its text, kept by ``prospect_memory.core.embedding_pipeline``.
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 from outreach.models import Account, Member
 from prospect_memory.core.crypto import SealedField
 from prospect_memory.core.models import (
+    AccountScopedModel,
     AttributedEvent,
     EmbeddedModel,
     EmbeddingStatus,
@@ -30,7 +31,7 @@ from prospect_memory.core.models import (
 __all__ = ["AuditEvent", "Compaction", "DailySaveCount", "Dossier", "Note", "UsageEvent"]
 
 
-class Dossier(models.Model):
+class Dossier(AccountScopedModel):
     """Everything one account knows about one company, and the lock anchor for its writes.
 
     Saves, compactions, restores and deletes on a domain lock this row first, so the
@@ -53,7 +54,7 @@ class Dossier(models.Model):
         return self.domain
 
 
-class DailySaveCount(models.Model):
+class DailySaveCount(AccountScopedModel):
     """Saves per account per UTC day, counted atomically for the daily limit."""
 
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
@@ -74,7 +75,7 @@ class NoteStatus(models.TextChoices):
     ARCHIVED = "archived", "Archived (superseded by a compaction)"
 
 
-class Note(EmbeddedModel, FlaggedModel):
+class Note(AccountScopedModel, EmbeddedModel, FlaggedModel):
     """One finding about a company, with its sources and the date it was true."""
 
     Status = NoteStatus
@@ -146,7 +147,7 @@ class Note(EmbeddedModel, FlaggedModel):
         return f"note {self.pk}"
 
 
-class Compaction(models.Model):
+class Compaction(AccountScopedModel):
     """A merge of several notes into one; kept so the merge can be undone."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
