@@ -26,9 +26,9 @@ from pathlib import Path
 from kit.http import REQUEST_LINE_MAX_BYTES
 
 # Set before any worker imports prometheus-client: the library picks its storage then.
-_METRICS = Path(
-    os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="kit-metrics-"))
-)
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="kit-metrics-")
+_METRICS = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
 
 limit_request_line = REQUEST_LINE_MAX_BYTES
 
@@ -64,6 +64,12 @@ def on_starting(server):
     _METRICS.mkdir(parents=True, exist_ok=True)
     for stale in _METRICS.glob("*.db"):
         stale.unlink()
+
+
+def post_fork(server, worker):
+    # A worker's counters open their files as it loads the application: the folder must be
+    # there, even if something removed it while the server ran.
+    _METRICS.mkdir(parents=True, exist_ok=True)
 
 
 def child_exit(server, worker):

@@ -2,10 +2,13 @@
 request it was written for.
 
 Every request gets an id (:class:`RequestIdMiddleware`): the one a proxy in front sends in
-``X-Request-ID`` when it is one Kit can carry (up to 128 letters, digits and ``._:-``), or
-a new one; the answer carries it back in ``X-Request-ID``, and every line logged while
-the request is answered names it (``request_id``). gunicorn's access lines name it too
-(``gunicorn.conf.py``), and leave the query string out: a search's words are not logged.
+``X-Request-ID`` when there is one (``KIT_PROXY_COUNT``) and it is one Kit can carry (up
+to 128 letters, digits and ``._:-``), else a new one (a client's own is not trusted). The
+answer carries it back in ``X-Request-ID``, and every line logged while the request is
+answered names it (``request_id``). gunicorn's access lines name it too
+(``gunicorn.conf.py``), and leave the query string out: a search's words are not logged,
+and neither are they in the lines Django writes of refused answers (their request is
+written as its method and path).
 
 What Kit logs never holds a token, a secret or stored text: messages name operations,
 paths, models and error classes (``tests/kit/test_logs.py`` greps a live server's log for
@@ -21,6 +24,8 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
+from django.conf import settings
+from django.core.signals import request_finished
 from django.http import HttpRequest, HttpResponse
 from pythonjsonlogger.json import JsonFormatter as _JsonFormatter
 
@@ -38,15 +43,21 @@ class RequestIdMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        sent = request.headers.get("X-Request-ID", "")
+        sent = request.headers.get("X-Request-ID", "") if settings.KIT_PROXY_COUNT else ""
         given = sent if _CARRIED.fullmatch(sent) else uuid.uuid4().hex
-        token = request_id.set(given)
-        try:
-            response = self.get_response(request)
-        finally:
-            request_id.reset(token)
+        # Kept until the answer is sent (``request_finished``): Django logs a refused
+        # answer after the middleware has returned it.
+        request_id.set(given)
+        response = self.get_response(request)
         response["X-Request-ID"] = given
         return response
+
+
+def _answered(**_: Any) -> None:
+    request_id.set(None)
+
+
+request_finished.connect(_answered, dispatch_uid="kit-request-id")
 
 
 class JsonFormatter(_JsonFormatter):
@@ -65,4 +76,11 @@ class JsonFormatter(_JsonFormatter):
         self, log_data: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]
     ) -> None:
         super().add_fields(log_data, record, message_dict)
+        # Django attaches the request to the lines it logs of refused answers: its text is
+        # the whole address, query string and all (a search's words, a token sent in the
+        # wrong place). Only its method and path are written.
+        request = log_data.pop("request", None)
+        if request is not None:
+            path = getattr(request, "path", None)
+            log_data["request"] = f"{getattr(request, 'method', '')} {path}" if path else None
         log_data["request_id"] = request_id.get()

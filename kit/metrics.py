@@ -18,6 +18,7 @@ a file there and a scrape adds them up, whichever worker answers it.
 from __future__ import annotations
 
 import hmac
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -38,6 +39,8 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from outreach.observed import observed
+
+logger = logging.getLogger(__name__)
 
 #: How each request ended: answered, refused (a 4xx, or a tool's refusal), refused by a
 #: rate limit, or failed (a 5xx).
@@ -66,8 +69,8 @@ INTEGRITY_HOLDS = Counter(
 
 #: Codes that are a rate limit or a budget reached, not a refusal of what was asked.
 _LIMIT_CODES = frozenset({"rate_limited", "daily_limit_reached"})
-#: Paths no figure is kept of: files, and the scrape itself.
-_UNCOUNTED = ("/static/", "/metrics")
+#: Paths no figure is kept of: files.
+_UNCOUNTED = ("/static/",)
 
 
 def surface_of(path: str) -> str:
@@ -102,6 +105,17 @@ class MetricsMiddleware:
         started = time.perf_counter()
         response = self.get_response(request)
         elapsed = time.perf_counter() - started
+        try:
+            self._count(request, response, elapsed)
+        except Exception:  # a figure lost never costs the answer (its storage gone, say)
+            if not self.failed:
+                logger.exception("could not count a request for /metrics; counting goes on")
+            self.failed = True
+        return response
+
+    failed = False
+
+    def _count(self, request: HttpRequest, response: HttpResponse, elapsed: float) -> None:
         surface = surface_of(request.path)
         seen = observed(request)
         match = request.resolver_match
@@ -114,7 +128,6 @@ class MetricsMiddleware:
             RATE_LIMITED.labels(surface).inc()
         if code == "integrity_hold":
             INTEGRITY_HOLDS.inc()
-        return response
 
 
 class BacklogCollector(Collector):

@@ -7,14 +7,17 @@ database outage never has the orchestrator restart healthy web processes.
 ``GET /readyz`` is 200 when this process can answer requests: the database answers (with
 pgvector), every migration is applied, the embedding model is loaded (loading it now if
 this process has not yet: once, ~1 s) and the Celery broker answers when one is
-configured; else 503, naming what is not ready and why. A check that passes once stays
-passed where nothing can undo it (migrations, the model); the database and the broker are
-asked every time.
+configured; else 503, naming what is not ready (reasons that name files are in the log,
+not the answer). A check that passes once stays passed where nothing can undo it
+(migrations, the model); a process reuses its last round of checks for
+``READY_FOR_SECONDS``, so probes cost it at most one round that often.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable
 
 from django.conf import settings
@@ -69,7 +72,10 @@ def _model() -> str | None:
         provider.verify()
         provider.warm()
     except Exception as error:  # any failure to load is "not ready", said in words
-        return f"the embedding model is not loaded: {error}"
+        # The reason names files and hashes: for the operator's log, not for anyone who
+        # asks (the probe needs no sign-in).
+        logger.warning("the embedding model is not loaded: %s", error)
+        return f"the embedding model is not loaded ({type(error).__name__}; see the log)"
     return None
 
 
@@ -80,8 +86,8 @@ def _broker() -> str | None:
     from kombu import Connection
 
     try:
-        with Connection(url, connect_timeout=1) as broker:  # type: ignore[no-untyped-call]  # kombu: no types
-            broker.ensure_connection(max_retries=1, timeout=1)
+        with Connection(url, connect_timeout=0.5) as broker:  # type: ignore[no-untyped-call]  # kombu: no types
+            broker.ensure_connection(max_retries=1, timeout=0.5)
     except Exception as error:  # kombu raises its transport's own errors
         return f"the broker does not answer ({type(error).__name__})"
     return None
@@ -96,19 +102,45 @@ CHECKS: dict[str, Callable[[], str | None]] = {
 }
 
 
+#: How long a process answers with its last round of checks: probes, and anyone else who
+#: asks (no sign-in), cost it at most one round this often (a broker that does not answer
+#: takes a second to say so).
+READY_FOR_SECONDS = 5.0
+
+_last: tuple[float, dict[str, str]] | None = None
+_checking = threading.Lock()
+
+
+def _problems() -> dict[str, str]:
+    global _last
+    with _checking:  # one round at a time: the others wait for its answer
+        if _last is not None and time.monotonic() - _last[0] < READY_FOR_SECONDS:
+            return _last[1]
+        problems: dict[str, str] = {}
+        for name, check in CHECKS.items():
+            if name == "migrations" and "database" in problems:
+                problems[name] = "not checked: the database does not answer"
+                continue
+            problem = check()
+            if problem is not None:
+                problems[name] = problem
+        if problems:
+            logger.warning("not ready: %s", "; ".join(f"{k}: {v}" for k, v in problems.items()))
+        _last = (time.monotonic(), problems)
+        return problems
+
+
+def forget() -> None:
+    """Check again at the next call (tests change what is checked)."""
+    global _last
+    _last = None
+
+
 @require_safe
 @never_cache
 def readyz(request: HttpRequest) -> JsonResponse:
     """Readiness: 200, or 503 with what is not ready."""
-    problems: dict[str, str] = {}
-    for name, check in CHECKS.items():
-        if name == "migrations" and "database" in problems:
-            problems[name] = "not checked: the database does not answer"
-            continue
-        problem = check()
-        if problem is not None:
-            problems[name] = problem
+    problems = _problems()
     if problems:
-        logger.warning("not ready: %s", "; ".join(f"{k}: {v}" for k, v in problems.items()))
         return JsonResponse({"ready": False, "not_ready": problems}, status=503)
     return JsonResponse({"ready": True, "checks": sorted(CHECKS)})

@@ -304,7 +304,7 @@ def observation(message: Any, reply: Reply) -> tuple[str, str | None]:
     unknown one is "tools/call"), else the method; and the code it was refused with (a
     tool's own refusal, or "protocol_error" for a JSON-RPC error), or None."""
     method = message.get("method") if isinstance(message, dict) else None
-    name = method if method in METHODS else "other"
+    name = method if isinstance(method, str) and method in METHODS else "other"
     params = message.get("params") if isinstance(message, dict) else None
     if method == "tools/call" and isinstance(params, dict):
         tool = params.get("name")

@@ -31,7 +31,8 @@ from tests.live import LiveServer
         ("x" * 129, False),
     ],
 )
-def test_every_answer_carries_a_request_id(client, sent, carried):
+def test_every_answer_carries_a_request_id(client, settings, sent, carried):
+    settings.KIT_PROXY_COUNT = 1  # a proxy in front: its id is carried
     extra = {"HTTP_X_REQUEST_ID": sent} if sent else {}
     answered = client.get("/healthz", **extra)["X-Request-ID"]
     if carried:
@@ -40,8 +41,37 @@ def test_every_answer_carries_a_request_id(client, sent, carried):
         assert re.fullmatch(r"[0-9a-f]{32}", answered)
 
 
+def test_without_a_proxy_a_clients_own_id_is_not_carried(client):
+    answered = client.get("/healthz", HTTP_X_REQUEST_ID="someone-elses-id")["X-Request-ID"]
+    assert re.fullmatch(r"[0-9a-f]{32}", answered)
+
+
+@pytest.mark.django_db
+def test_a_refused_answer_is_logged_with_its_path_and_id_not_its_query(client):
+    """Django logs a refused answer with its request: written as method and path, as the
+    query string may hold a search's words or a token sent in the wrong place."""
+    written = io.StringIO()
+    handler = logging.StreamHandler(written)
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("django.request")
+    logger.addHandler(handler)
+    try:
+        answer = client.get("/api/v1/knowledge/search", {"query": "Pangolin-4412 warehouse"})
+    finally:
+        logger.removeHandler(handler)
+    assert answer.status_code == 401
+    line = json.loads(written.getvalue().splitlines()[-1])
+    assert line["request"] == "GET /api/v1/knowledge/search"
+    assert line["request_id"] == answer["X-Request-ID"]
+    assert "Pangolin" not in written.getvalue()
+
+
 @pytest.mark.django_db
 def test_a_line_logged_while_answering_names_the_request(client, settings):
+    from kit import readiness
+
+    readiness.forget()
+    settings.KIT_PROXY_COUNT = 1
     settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"  # /readyz logs what is not ready
     written = io.StringIO()
     handler = logging.StreamHandler(written)
@@ -52,6 +82,7 @@ def test_a_line_logged_while_answering_names_the_request(client, settings):
         client.get("/readyz", HTTP_X_REQUEST_ID="probe-1")
     finally:
         logger.removeHandler(handler)
+        readiness.forget()
     line = json.loads(written.getvalue().splitlines()[-1])
     assert (line["level"], line["logger"], line["request_id"]) == (
         "WARNING",
@@ -76,7 +107,10 @@ def test_a_live_servers_log_holds_no_token_secret_or_text():
 
     from kit.db import database_url
 
-    server = LiveServer(database_url(connection.settings_dict), extra_env={"LOG_FORMAT": "json"})
+    server = LiveServer(
+        database_url(connection.settings_dict),
+        extra_env={"LOG_FORMAT": "json", "KIT_PROXY_COUNT": "1"},  # its X-Request-ID is kept
+    )
     account = factories.account("logged")
     member = factories.member(account, "agent@logged.example", admin=True)
     token = issue_token(member, client_name="Logged agent", base_url=server.url)
@@ -111,6 +145,9 @@ def test_a_live_servers_log_holds_no_token_secret_or_text():
         entry = {"key": "playbook", "value": SECRETS_IN_TEXT["value"], "confidence": 90}
         assert call("POST", "/api/v1/business-memory/entries", entry) in (200, 201)
         assert call("GET", "/api/v1/knowledge/search", query=SECRETS_IN_TEXT["query"]) == 200
+        # Refused (no such limit): Django logs the refusal with its request.
+        refused = call("GET", "/api/v1/knowledge/search", query=SECRETS_IN_TEXT["query"], limit="x")
+        assert refused == 400
         assert call("POST", "/api/v1/notes", {**note, "body": SECRETS_IN_TEXT["refused"]}) == 413
         assert call("GET", "/api/v1/recall", domain="acme.dev") == 200
     finally:

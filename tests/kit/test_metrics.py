@@ -131,6 +131,15 @@ def test_an_unknown_tool_or_method_is_named_as_such_not_by_what_was_sent(
             HTTP_AUTHORIZATION=f"Bearer {token}",
             HTTP_ACCEPT="application/json",
         )
+    # A method that is not text is refused as a request (400), never a server error.
+    shapeless = client.post(
+        "/mcp",
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": ["tools/call"]}),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+        HTTP_ACCEPT="application/json",
+    )
+    assert shapeless.status_code == 400
     text = scrape(client)
     assert "acme.dev" not in text
     assert value(text, "kit_requests_total", surface="mcp", name="tools/call") >= 1
@@ -203,3 +212,35 @@ def test_two_workers_counts_are_added_up_by_one_scrape(tmp_path):
     assert value(text, "kit_request_seconds_count", surface="mcp", name=tool) == 1
     workers = {path.name.split("_")[-1] for path in folder.glob("counter_*.db")}
     assert len(workers) == 2, sorted(path.name for path in folder.iterdir())
+
+
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_losing_the_metrics_folder_costs_no_answer(tmp_path):
+    """Counting never costs an answer: with the workers' metrics folder removed while the
+    server runs, every request is still answered, and a worker that replaces one (after
+    ``--max-requests``) still boots."""
+    import shutil
+
+    from django.db import connection
+
+    from kit.db import database_url
+
+    folder = tmp_path / "metrics"
+    folder.mkdir()
+    server = LiveServer(
+        database_url(connection.settings_dict),
+        workers=1,
+        extra_env={"PROMETHEUS_MULTIPROC_DIR": str(folder)},
+        gunicorn_args=("--max-requests", "5", "--access-logfile", "-"),
+    )
+    try:
+        shutil.rmtree(folder)
+        statuses = []
+        for _ in range(20):
+            with urllib.request.urlopen(f"{server.url}/favicon.ico", timeout=30) as answer:  # noqa: S310
+                statuses.append(answer.status)
+        assert statuses == [200] * 20
+        assert server.process.poll() is None, server.log.read_text()[-3000:]
+    finally:
+        server.stop()

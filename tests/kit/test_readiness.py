@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import pytest
 
+from kit import readiness
+
 READY = {"ready": True, "checks": ["broker", "database", "migrations", "model"]}
+
+
+@pytest.fixture(autouse=True)
+def fresh_checks():
+    """Each test checks anew (a process reuses its last round for a few seconds)."""
+    readiness.forget()
+    yield
+    readiness.forget()
 
 
 def test_liveness_asks_nothing_of_the_database(client, db, django_assert_num_queries):
@@ -43,7 +53,20 @@ def test_a_model_that_cannot_load_is_named(client, settings):
     assert response.status_code == 503
     problems = response.json()["not_ready"]
     assert set(problems) == {"model"}
-    assert problems["model"].startswith("the embedding model is not loaded")
+    assert problems["model"].startswith("the embedding model is not loaded (")
+    assert "/" not in problems["model"]  # the files it names are for the log, not the probe
+
+
+@pytest.mark.django_db
+def test_a_process_checks_at_most_once_in_a_while(client, settings, django_assert_num_queries):
+    """Probes, and anyone who asks without signing in, cost a process at most one round of
+    checks every READY_FOR_SECONDS: a broker that does not answer takes time to say so."""
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"
+    first = client.get("/readyz")
+    with django_assert_num_queries(0):
+        again = [client.get("/readyz") for _ in range(5)]
+    assert {response.status_code for response in (first, *again)} == {503}
+    assert all(response.json() == first.json() for response in again)
 
 
 @pytest.mark.parametrize("path", ["/healthz", "/readyz"])
