@@ -43,6 +43,19 @@ class AccountScopedModel(models.Model):
         return super()._do_update(scoped, *args, **kwargs)
 
 
+def delete_in_account(model: type[models.Model], account_id: int, **lookups: Any) -> int:
+    """Delete the rows of ``model`` in one account that match ``lookups``, in one statement
+    that names the account (a table distributed by account deletes on one shard); how many.
+
+    Django's ``delete()`` reads and deletes a row's dependents by foreign key alone, and
+    the row by its key: the caller deletes the dependents first, the same way. One it
+    forgets fails the transaction at its commit (PostgreSQL checks the foreign keys then),
+    and never leaves a row that points nowhere."""
+    rows = model._base_manager.filter(account_id=account_id, **lookups)
+    deleted: int = rows._raw_delete(rows.db)
+    return deleted
+
+
 class EmbeddedModel(models.Model):
     """A row with an embedding of its text, kept by ``prospect_memory.core.embedding_pipeline``.
 

@@ -16,7 +16,9 @@ from prospect_memory.business.access import (
 from prospect_memory.business.models import (
     Entry,
     EntryEvent,
+    EntryVersion,
     Layer,
+    Promotion,
 )
 from prospect_memory.business.records import DeleteResult
 from prospect_memory.business.rules import (
@@ -30,6 +32,7 @@ from prospect_memory.business.services.entry_fields import (
 )
 from prospect_memory.business.services.events import record_event
 from prospect_memory.business.services.lock import live_entry, lock_shelf
+from prospect_memory.core.models import delete_in_account
 
 
 def entry_delete(
@@ -68,5 +71,10 @@ def _delete(actor: Actor, place: Place, key: str, expected: int | None) -> Delet
     record_event(actor, EntryEvent.Action.DELETE, entry)
     version = entry.version
     release_aliases([entry], timezone.now())
-    entry.delete()
+    # Each statement names the account: the entry's kept versions, its place in the
+    # knowledge index, then the entry (its aliases left with ``release_aliases``).
+    account_id = entry.account_id
+    delete_in_account(EntryVersion, account_id, entry_id=entry.pk)
+    delete_in_account(Promotion, account_id, entry_id=entry.pk)
+    delete_in_account(Entry, account_id, pk=entry.pk)
     return DeleteResult(key=key, layer=place.layer, version=version)

@@ -11,6 +11,7 @@ from prospect_memory.core.lifecycle.removing import (
     FORMER_MEMBER,
     forget_admin_log,
 )
+from prospect_memory.core.models import delete_in_account
 from prospect_memory.notes.models import AuditEvent, Compaction, Dossier, Note
 from prospect_memory.notes.services.dossiers import lock_dossier
 
@@ -47,11 +48,12 @@ def erase_company(actor: Actor, domain: str) -> dict[str, int]:
         + forget_admin_log(Compaction, compaction_ids)
         + forget_admin_log(Dossier, [dossier.pk])
     )
-    # Archived notes point at the note that replaced them: deleted in one statement, the
-    # order within the dossier does not matter.
-    notes.delete()
-    compactions.delete()
-    dossier.delete()
+    # Each statement names the account. Archived notes point at the note that replaced them
+    # and compactions at their notes: all go, and the foreign keys are checked at commit.
+    account_id = dossier.account_id
+    delete_in_account(Compaction, account_id, dossier=dossier)
+    delete_in_account(Note, account_id, dossier=dossier)
+    delete_in_account(Dossier, account_id, pk=dossier.pk)
     audit_events, _ = AuditEvent.objects.filter(account=actor.account, domain=domain).delete()
     return {
         "notes": len(note_ids) - archived,

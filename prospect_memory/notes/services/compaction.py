@@ -31,6 +31,7 @@ from prospect_memory.notes.rules import (
 )
 from prospect_memory.notes.selectors import active_notes, compaction_for_actor
 from prospect_memory.notes.services.dossiers import (
+    delete_notes,
     lock_dossier,
     new_note,
     set_count,
@@ -216,7 +217,7 @@ def compaction_restore(*, actor: Actor, compaction_id: object) -> RestoreResult:
             status=Note.Status.ACTIVE, superseded_by=None
         )
         merged_id = merged.id
-        merged.delete()
+        delete_notes(actor.account.pk, [merged_id])
         compaction.restored_at = timezone.now()
         compaction.restored_by = actor.member
         compaction.save(update_fields=["restored_at", "restored_by"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from datetime import date
 
 from django.utils import timezone
@@ -13,8 +14,9 @@ from pgstatements import lock_row, run
 from prospect_memory.core import embedding_pipeline
 from prospect_memory.core.embeddings.budget import Embedded
 from prospect_memory.core.integrity import Flag
+from prospect_memory.core.models import delete_in_account
 from prospect_memory.notes.embeddings import NOTES
-from prospect_memory.notes.models import Dossier, Note
+from prospect_memory.notes.models import Compaction, Dossier, Note
 from prospect_memory.notes.records import NoteView
 from prospect_memory.notes.selectors import note_view
 
@@ -94,3 +96,19 @@ def written_note_view(note: Note, actor: Actor, domain: str) -> NoteView:
     note.member = actor.member
     note.oauth_application = actor.oauth_application
     return note_view(note, domain=domain)
+
+
+def delete_notes(account_id: int, note_ids: Iterable[uuid.UUID]) -> int:
+    """Delete these notes and, as their foreign key says, the archived notes each replaced,
+    down every chain of merges; a compaction that names one as its merged note keeps its
+    record, naming none. Every statement names the account; how many notes went."""
+    gone = set(note_ids)
+    replaced = set(gone)
+    while replaced:
+        rows = Note.objects.filter(account_id=account_id, superseded_by_id__in=replaced)
+        replaced = set(rows.values_list("id", flat=True)) - gone
+        gone |= replaced
+    Compaction.objects.filter(account_id=account_id, merged_note_id__in=gone).update(
+        merged_note=None
+    )
+    return delete_in_account(Note, account_id, id__in=gone)

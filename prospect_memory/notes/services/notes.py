@@ -33,6 +33,7 @@ from prospect_memory.notes.rules import (
 from prospect_memory.notes.selectors import active_notes, note_for_actor, note_view
 from prospect_memory.notes.services.dossiers import (
     build_note,
+    delete_notes,
     lock_dossier,
     queue_embedding,
     set_count,
@@ -255,7 +256,7 @@ def note_delete(*, actor: Actor, note_id: object) -> DeleteResult:
             )
         )
         note_pk = note.pk
-        note.delete()
+        delete_notes(actor.account.pk, [note_pk])
         count = active_notes(actor, dossier).count()
         set_count(dossier, count)
         AuditEvent.record(
