@@ -87,7 +87,7 @@ def _broker() -> str | None:
 
     try:
         with Connection(url, connect_timeout=0.5) as broker:  # type: ignore[no-untyped-call]  # kombu: no types
-            broker.ensure_connection(max_retries=1, timeout=0.5)
+            broker.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=0.5)
     except Exception as error:  # kombu raises its transport's own errors
         return f"the broker does not answer ({type(error).__name__})"
     return None
