@@ -29,7 +29,12 @@ from outreach.models import (
     OAuthRefreshTokenAccount,
 )
 from prospect_memory.core.lifecycle import lifecycles
-from prospect_memory.core.lifecycle.removing import FORMER_MEMBER, content_types, forget_admin_log
+from prospect_memory.core.lifecycle.removing import (
+    FORMER_MEMBER,
+    content_types,
+    forget_admin_log,
+    summed,
+)
 from prospect_memory.core.models import Erasure, UsageEvent
 from prospect_memory.notes.domains import resolve_domain
 
@@ -51,16 +56,6 @@ def subject_digest(account_id: int, subject: str) -> str:
     return salted_hmac("kit.erasure", f"{account_id}:{subject}", algorithm="sha256").hexdigest()
 
 
-def _summed(*parts: dict[str, int]) -> dict[str, int]:
-    """Counts by kind, added up: two memories may both remove rows of one kind (admin log
-    entries, events)."""
-    total: dict[str, int] = {}
-    for part in parts:
-        for kind, count in part.items():
-            total[kind] = total.get(kind, 0) + count
-    return total
-
-
 def _record(kind: str, account_id: int, subject: str, by: str, counts: dict[str, int]) -> Erased:
     erasure = Erasure.objects.create(
         kind=kind,
@@ -79,7 +74,7 @@ def company_footprint(actor: Actor, domain: str) -> dict[str, int]:
     """What erasing ``domain`` (resolved) would remove from the actor's account, by kind."""
     account = actor.account
     usage = UsageEvent.objects.filter(account=account, subject=domain).count()
-    return _summed(
+    return summed(
         *(memory.company_footprint(account, domain) for memory in lifecycles()),
         {"usage_events": usage},
     )
@@ -96,7 +91,7 @@ def erase_company(*, actor: Actor, domain: object) -> Erased:
     with transaction.atomic():
         erased = [memory.erase_company(actor, resolved) for memory in lifecycles()]
         usage, _ = UsageEvent.objects.filter(account=account, subject=resolved).delete()
-        counts = _summed(*erased, {"usage_events": usage})
+        counts = summed(*erased, {"usage_events": usage})
         return _record(Erasure.Kind.COMPANY, account.pk, resolved, actor.label, counts)
 
 
@@ -143,7 +138,7 @@ def member_leaving(member: Member, *, by: str) -> Erased:
     account_id = member.account_id
     names = {member.user.get_username(), member.user.email} - {""}
     with transaction.atomic():
-        counts = _summed(*(memory.member_leaving(member, names) for memory in lifecycles()))
+        counts = summed(*(memory.member_leaving(member, names) for memory in lifecycles()))
         counts["tokens_revoked"] = _revoke_tokens(member.user_id, account_id)
         Erasure.objects.filter(account_ref=account_id, actor__in=names).update(actor=FORMER_MEMBER)
         return _record(Erasure.Kind.MEMBER, account_id, f"member:{member.pk}", by, counts)

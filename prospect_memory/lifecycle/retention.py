@@ -22,7 +22,7 @@ from prospect_memory.core.lifecycle import (
     Rule,
     lifecycles,
 )
-from prospect_memory.core.lifecycle.removing import delete_in_batches
+from prospect_memory.core.lifecycle.removing import delete_in_batches, summed
 from prospect_memory.core.models import RetentionRun, UsageEvent
 from prospect_memory.lifecycle.conf import lifecycle_settings
 from prospect_memory.lifecycle.erase import Erased, erase_account
@@ -57,17 +57,15 @@ def apply_retention(*, now: datetime | None = None) -> RetentionRun:
     now = now or timezone.now()
     run = RetentionRun.objects.create(started_at=now)
     days = {rule.name: (0 if rule.for_ever else rule.days) for rule in rules()}
-    removed: dict[str, int] = {}
+    own: dict[str, int] = {}
     batch_rows = lifecycle_settings.RETENTION_BATCH_ROWS
     if days[USAGE_EVENTS]:
         cutoff = now - timedelta(days=days[USAGE_EVENTS])
-        removed[USAGE_EVENTS] = delete_in_batches(
+        own[USAGE_EVENTS] = delete_in_batches(
             UsageEvent.objects.filter(created_at__lt=cutoff), batch_rows
         )
     scope = RetentionScope(now=now, days=days, batch_rows=batch_rows)
-    for memory in lifecycles():
-        for name, count in memory.retain(scope).items():
-            removed[name] = removed.get(name, 0) + count
+    removed = summed(own, *(memory.retain(scope) for memory in lifecycles()))
     kept_for = timedelta(days=lifecycle_settings.RETENTION_RUNS_DAYS)
     RetentionRun.objects.filter(started_at__lt=now - kept_for).delete()
     run.removed = removed

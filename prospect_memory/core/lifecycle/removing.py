@@ -1,5 +1,6 @@
 """What every memory's erasures and retention share: the name a departed member's writing
-keeps, Django admin's log entries about removed rows, and deleting in short batches."""
+keeps, Django admin's log entries about removed rows, deleting in short batches, and the
+counts of what went, added up."""
 
 from __future__ import annotations
 
@@ -30,6 +31,16 @@ def forget_admin_log(model: type[models.Model], ids: Iterable[object]) -> int:
         content_type__in=content_types(model), object_id__in=ids
     ).delete()
     return deleted
+
+
+def summed(*parts: dict[str, int]) -> dict[str, int]:
+    """Counts by kind, added up: two memories may both remove rows of one kind (admin log
+    entries, events)."""
+    total: dict[str, int] = {}
+    for part in parts:
+        for kind, count in part.items():
+            total[kind] = total.get(kind, 0) + count
+    return total
 
 
 def delete_in_batches(rows: models.QuerySet[Any], batch_rows: int) -> int:
