@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "kit",
+    "pgreplicas",
     "outreach",
     # The memories register their parts (tools, health sections, their share of exports,
     # imports, erasures and retention) at ready(), in this order: the notes first.
@@ -131,6 +132,31 @@ DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
 DATABASES["default"]["OPTIONS"]["prepare_threshold"] = (
     5 if env.bool("DATABASE_PREPARED_STATEMENTS", default=True) else None
 )
+
+# Read replicas (SPEC 19, docs/operations.md "Read replicas"): PostgreSQL streaming
+# replicas of the primary, comma-separated URLs. Read-only operations and pages read from
+# one that has replayed the reader's own last write and lags by at most
+# DATABASE_REPLICA_MAX_LAG_SECONDS; everything else reads and writes the primary. A replica
+# that does not answer is left alone for DATABASE_REPLICA_RETRY_SECONDS.
+DATABASE_REPLICAS: list[str] = []
+for _number, _url in enumerate(env.list("DATABASE_REPLICA_URLS", default=[]), start=1):
+    _replica = env.db_url_config(_url)
+    _replica.setdefault("OPTIONS", {}).update(DATABASES["default"]["OPTIONS"])
+    _replica["OPTIONS"].setdefault("connect_timeout", 2)  # libpq's least
+    _replica.update(
+        CONN_MAX_AGE=DATABASES["default"]["CONN_MAX_AGE"],
+        CONN_HEALTH_CHECKS=True,
+        TEST={"MIRROR": "default"},
+    )
+    DATABASES[f"replica{_number}"] = _replica
+    DATABASE_REPLICAS.append(f"replica{_number}")
+DATABASE_REPLICA_MAX_LAG_SECONDS = env.float("DATABASE_REPLICA_MAX_LAG_SECONDS", default=5.0)
+DATABASE_REPLICA_RETRY_SECONDS = env.float("DATABASE_REPLICA_RETRY_SECONDS", default=5.0)
+# Kit's own data is read from a replica; Django's and the libraries' (sessions, users,
+# OAuth tokens, sign-in attempts) always from the primary: who a request is must never be
+# a replica's stale answer.
+DATABASE_REPLICA_READ_APPS = ["outreach", "prospect_memory", "business_memory", "knowledge"]
+DATABASE_ROUTERS = ["pgreplicas.routing.ReplicaRouter"]
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -13,7 +13,9 @@ the validation messages and the write budget live here and nowhere else:
    for shared writes; the layer of the evicted entry a restore brings back), and whether a
    person must make the call (a signed-in session, not an agent's OAuth token),
 5. the write budget (writes only, and only once 1-4 passed: a refusal of 1-4 is free),
-6. the operation itself, whose service applies the product's rules.
+6. the operation itself, whose service applies the product's rules: a read-only one on a
+   replica that has caught up with the member's own writes, when replicas are configured
+   (``pgreplicas``); after a write, the member's position is kept for their next reads.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from outreach.errors import (
 )
 from outreach.ratelimit import RateLimited, write_allowed
 from outreach.validation import FieldProblems, schema_problem, shown
+from pgreplicas import routing as replicas
 
 #: What stored text is, said once: in the MCP server's instructions and in the description of
 #: every operation that returns notes or entries (SPEC 15).
@@ -84,6 +87,9 @@ class Operation:
     #: actor's account) and may refuse with ``not_found``: before the budget is spent.
     role: str | Callable[[Actor, dict[str, Any]], str] = MEMBER
     read_only: bool = False
+    #: A read whose statement also counts each access (exact under concurrency, SPEC 12):
+    #: that statement writes, so the primary serves it even where replicas serve reads.
+    counts_access: bool = False
     destructive: bool = False
     #: Only a person decides this (on a page or a signed-in session): an agent's token is
     #: refused, whatever its scopes and its member's role.
@@ -204,4 +210,18 @@ def execute(
         require_open(actor)  # a closed account may still lose what it holds
     if operation.writes:
         write_allowed(actor)
-    return operation.run(actor, arguments)
+    return _run(operation, actor, arguments)
+
+
+def _run(operation: Operation, actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Step 6: a member's read on a replica that may serve it; a member's write, then where
+    the primary's WAL is after it (staff read and write the primary)."""
+    member = actor.member
+    if member is None:
+        return operation.run(actor, arguments)
+    if operation.read_only and not operation.counts_access:
+        return replicas.read(actor.account.pk, member.pk, lambda: operation.run(actor, arguments))
+    data = operation.run(actor, arguments)
+    if operation.writes:
+        replicas.wrote(actor.account.pk, member.pk)
+    return data

@@ -13,6 +13,7 @@ from outreach.access import Actor, require_outreach
 from outreach.errors import AddonRequired, NotModuleAdmin, SubscriptionInactive
 from outreach.operations import Operation, execute
 from outreach.selectors import member_for_request
+from pgreplicas import routing as replicas
 
 _HEADINGS = {
     AddonRequired: "The Outreach add-on is needed",
@@ -34,7 +35,11 @@ def refused(request, error: AddonRequired | SubscriptionInactive | NotModuleAdmi
 
 def member_required(view):
     """Signed in, with a seat in an account that has Outreach; ``request.actor`` acts in the
-    account chosen in the switcher. Refusals by the account's rules become a 403 page."""
+    account chosen in the switcher. Refusals by the account's rules become a 403 page.
+
+    A page that only reads (GET) may be read from a replica that has replayed the member's
+    own writes; after a form is sent the member's position is kept (``pgreplicas``).
+    """
 
     @login_required
     @wraps(view)
@@ -45,7 +50,13 @@ def member_required(view):
         request.actor = Actor.for_member(member)
         try:
             require_outreach(request.actor)
-            return view(request, *args, **kwargs)
+            if request.method in ("GET", "HEAD"):  # a page read: a replica may serve it
+                return replicas.read(
+                    member.account_id, member.pk, lambda: view(request, *args, **kwargs)
+                )
+            answer = view(request, *args, **kwargs)
+            replicas.wrote(member.account_id, member.pk)  # a form sent: the member wrote
+            return answer
         except REFUSALS as error:
             return refused(request, error)
 

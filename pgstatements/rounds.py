@@ -39,7 +39,7 @@ from functools import cache
 from typing import Any
 
 import psycopg
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, router
 from django.utils.asyncio import async_unsafe
 from psycopg import pq
 
@@ -76,7 +76,8 @@ def _send(
     statement's. Reads alone have nothing to check at their commit and go as they are
     (the frame costs them 30 us, a fifth of a short round trip).
     """
-    db = _connection()
+    writes = any(_may_write(sql) for sql, _ in statements)
+    db = _connection(reads=not writes)
     raw = db.connection
     meanwhile = _MEANWHILE.get()
     if meanwhile is not None:
@@ -86,7 +87,7 @@ def _send(
         and raw.autocommit
         and raw.pgconn.transaction_status == pq.TransactionStatus.IDLE
         and statements[0][0] != _BEGIN
-        and any(_may_write(sql) for sql, _ in statements)
+        and writes
     )
     if framed:
         statements = [(_BEGIN, None), *statements, (_COMMIT, None)]
@@ -170,11 +171,19 @@ def _recovered(db, framed: bool) -> bool:
 
 
 @async_unsafe
-def _connection():
-    """The default database's connection wrapper, its connection open and checked as
-    ``connection.cursor()`` does it (the health check, the thread it belongs to), without
-    the Django cursor that call also makes."""
-    db = connections[DEFAULT_DB_ALIAS]
+def _connection(*, reads: bool = False):
+    """The connection wrapper of the database the statements go to, its connection open
+    and checked as ``connection.cursor()`` does it (the health check, the thread it belongs
+    to), without the Django cursor that call also makes.
+
+    Statements that cannot write, outside a transaction, go where Django's routers send a
+    read (a replica inside ``pgreplicas.read``); any other, to the default database.
+    """
+    alias = DEFAULT_DB_ALIAS
+    if reads and not connections[DEFAULT_DB_ALIAS].in_atomic_block:
+        # A statement names no model: the routers are asked about "no model" (``None``).
+        alias = router.db_for_read(None)  # type: ignore[arg-type]
+    db = connections[alias]
     db.close_if_health_check_failed()
     db.ensure_connection()
     db.validate_thread_sharing()

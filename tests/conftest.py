@@ -16,6 +16,7 @@ _PROCESS_MARKERS = {
     "worker": ("worker",),
     "chromium": ("browser",),
     "stack": ("live", "worker"),  # tests/faults: gunicorn, Redis and a worker it can kill
+    "standby": ("replica", "slow"),  # a second PostgreSQL, streaming the test database
 }
 #: Folders (under tests/) whose every test is slow.
 _SLOW_FOLDERS = {"faults", "fuzz", "load"}

@@ -208,6 +208,7 @@ RECALL = Operation(
     scope=scopes.READ,
     run=_recall,
     read_only=True,
+    counts_access=True,
 )
 
 LIST = Operation(
@@ -242,6 +243,7 @@ SEARCH = Operation(
     scope=scopes.READ,
     run=_search,
     read_only=True,
+    counts_access=True,
 )
 
 DELETE = Operation(

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class PgReplicasConfig(AppConfig):
+    name = "pgreplicas"
+    verbose_name = "Read replicas"
