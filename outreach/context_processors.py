@@ -7,5 +7,7 @@ def kit_account(request):
     if not user or not user.is_authenticated:
         return {}
     memberships = memberships_for_user(user)
-    current = member_for_request(request)
+    # The seat a page acts in, as its decorator read it (from the primary); else read now.
+    actor = getattr(request, "actor", None)
+    current = actor.member if actor is not None else member_for_request(request)
     return {"kit_memberships": memberships, "kit_member": current}

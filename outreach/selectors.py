@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 
+from django.db import DEFAULT_DB_ALIAS
+
 from outreach.models import (
     Account,
     Campaign,
@@ -166,9 +168,13 @@ def relationship_for_domain(
 
 
 def memberships_for_user(user) -> list[Member]:
-    """The seats a user holds, accounts included, in a stable order."""
+    """The seats a user holds, accounts included, in a stable order (read from the
+    primary, as everything that says who a request is and what it may do)."""
     return list(
-        Member.objects.filter(user=user).select_related("account").order_by("account__slug")
+        Member.objects.using(DEFAULT_DB_ALIAS)
+        .filter(user=user)
+        .select_related("account")
+        .order_by("account__slug")
     )
 
 

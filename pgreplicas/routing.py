@@ -53,9 +53,10 @@ READS = Counter(
 )
 SKIPS = Counter(
     "kit_replica_skips",
-    "Reads a replica did not serve, by replica and why: down (it did not answer), "
-    "lagging (past DATABASE_REPLICA_MAX_LAG_SECONDS) or behind (it has not yet replayed "
-    "the reader's own last write).",
+    "Reads a replica did not serve, by replica and why: down (it did not answer, or is not "
+    "a streaming copy of the primary), lagging (past DATABASE_REPLICA_MAX_LAG_SECONDS), "
+    "behind (it has not yet replayed the reader's own last write) or failed (it cancelled "
+    "the read: the primary answered).",
     ["database", "reason"],
 )
 LAG = Gauge(
@@ -65,17 +66,27 @@ LAG = Gauge(
     multiprocess_mode="mostrecent",
 )
 
-#: Where the replica's replay stands, in bytes of WAL, and its lag in seconds: none when
-#: everything it received is replayed (an idle primary's replica is not behind, however
-#: old its last transaction is), else the time since the last transaction it replayed
-#: was committed on the primary (which overstates the lag after a quiet spell: safe).
+#: Where the replica stands: which server and database it is, whether it is replaying a
+#: primary's WAL at all (a promoted replica is not), whether its WAL receiver is streaming
+#: (one cut off from the primary would otherwise look caught up for ever: it has replayed
+#: all it received), its replay position in bytes of WAL, and its lag in seconds: none when
+#: everything it received is replayed, else the time since the last transaction it replayed
+#: was committed on the primary (which overstates the lag after a quiet spell: the safe
+#: side; unknown, as after a restart, is taken as infinite).
 _PROBE = """
-SELECT (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint,
+SELECT (SELECT system_identifier FROM pg_control_system()), current_database(),
+       pg_is_in_recovery(),
+       coalesce((SELECT status = 'streaming' FROM pg_stat_wal_receiver), false),
+       (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint,
        CASE WHEN pg_last_wal_receive_lsn() IS NULL
                  OR pg_last_wal_receive_lsn() <= pg_last_wal_replay_lsn() THEN 0
-            ELSE extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())
+            ELSE coalesce(extract(epoch FROM clock_timestamp()
+                                  - pg_last_xact_replay_timestamp()), 'Infinity')
        END::float8
 """
+
+#: The primary's server and database, which a replica must be a copy of.
+_PRIMARY = "SELECT (SELECT system_identifier FROM pg_control_system()), current_database()"
 
 _POSITION = f"""
 SELECT lsn FROM {POSITIONS}
@@ -155,10 +166,16 @@ def read(account_id: int, member_id: int, work: Callable[[], T]) -> T:
         token = _READING.set(alias)
         try:
             result = work()
-        except DatabaseError:
+        except DatabaseError as error:
+            # Lost midway, or a query the replica cancelled (a conflict with what it
+            # replays): the primary answers instead. A read's own error meets it again there.
+            logger.warning(
+                "a read on replica %s failed, read again on the primary: %s", alias, error
+            )
             if _answers(alias):
-                raise
-            _down(alias)  # lost mid-read: the primary answers instead
+                SKIPS.labels(alias, "failed").inc()
+            else:
+                _down(alias)
         else:
             READS.labels(alias).inc()
             return result
@@ -184,8 +201,13 @@ def wrote(account_id: int, member_id: int) -> None:
 
 
 def _remember(account_id: int, member_id: int) -> None:
-    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        cursor.execute(_WROTE, [account_id, member_id])
+    # The write is done: failing to remember it costs the member a read of a replica that
+    # may not have it yet, never the answer to the write.
+    try:
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            cursor.execute(_WROTE, [account_id, member_id])
+    except DatabaseError as error:
+        logger.warning("the write position of a member was not kept: %s", error)
 
 
 def _position(account_id: int, member_id: int) -> int:
@@ -208,8 +230,8 @@ def _choose(aliases: list[str], account_id: int, member_id: int) -> str | None:
             continue
         try:
             replayed, lag = _probe(alias)
-        except DatabaseError as error:
-            logger.warning("replica %s did not answer: %s", alias, type(error).__name__)
+        except Exception as error:
+            logger.warning("replica %s skipped: %s", alias, error)
             _down(alias)
             continue
         LAG.labels(alias).set(lag)
@@ -226,12 +248,34 @@ def _choose(aliases: list[str], account_id: int, member_id: int) -> str | None:
 
 
 def _probe(alias: str) -> tuple[int, float]:
+    """The replica's replay position and lag; an error if it is not a streaming copy of
+    the primary's database."""
     with connections[alias].cursor() as cursor:
         cursor.execute(_PROBE)
         row = cursor.fetchone()
-    if row is None or row[0] is None:  # not a replica (recovery ended: promoted)
-        raise DatabaseError(f"{alias} is not replaying a primary's WAL")
-    return int(row[0]), float(row[1])
+    if row is None:
+        raise DatabaseError(f"{alias} did not say where it stands")
+    system, database, recovering, streaming, replayed, lag = row
+    if (system, database) != _primary():
+        raise DatabaseError(f"{alias} is not a copy of the primary's database")
+    if not recovering or replayed is None:
+        raise DatabaseError(f"{alias} is not replaying a primary's WAL (promoted?)")
+    if not streaming:
+        raise DatabaseError(f"{alias} is not receiving the primary's WAL")
+    return int(replayed), float(lag)
+
+
+_PRIMARY_IS: list[tuple[int, str]] = []
+
+
+def _primary() -> tuple[int, str]:
+    """The primary's server and database (asked once per process)."""
+    if not _PRIMARY_IS:
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            cursor.execute(_PRIMARY)
+            system, database = cursor.fetchone()
+        _PRIMARY_IS.append((int(system), str(database)))
+    return _PRIMARY_IS[0]
 
 
 def _answers(alias: str) -> bool:
@@ -252,3 +296,4 @@ def forget() -> None:
     """Forget every replica's state (tests: a replica started again is tried at once)."""
     with _STATES_LOCK:
         _STATES.clear()
+    _PRIMARY_IS.clear()

@@ -6,7 +6,8 @@ Callers import the names from the package (``import pgstatements as sql``;
 ``sql.run_transaction(...)``, ``sql.insert(entry)``); the two modules are how it is built:
 
 - :mod:`pgstatements.rounds`: statements sent, prepared and pipelined (``run``,
-  ``run_transaction``, ``run_with_optional``, ``run_one``);
+  ``run_transaction``, ``run_with_optional``, ``run_one``), each sent where Django's
+  routers send a read when it cannot write (``reads_elsewhere``), else to the default;
 - :mod:`pgstatements.rows`: a model's rows as such statements (``insert``, ``update``,
   ``new_row``, ``lock_row``, ``take_slot``) and pgvector's binary parameters.
 """
@@ -16,6 +17,7 @@ from pgstatements.rounds import (
     Native,
     Params,
     native,
+    reads_elsewhere,
     run,
     run_one,
     run_transaction,
@@ -47,6 +49,7 @@ __all__ = [
     "native",
     "new_row",
     "prepared",
+    "reads_elsewhere",
     "run",
     "run_one",
     "run_transaction",

@@ -46,7 +46,7 @@ from psycopg import pq
 Params = Mapping[str, Any] | Sequence[Any] | None
 
 
-def run(*statements: tuple[str, Params], prepare: bool = True) -> list[Any]:
+def run(*statements: tuple[str, Params], prepare: bool = True, primary: bool = False) -> list[Any]:
     """Execute ``(sql, params)`` pairs in order in one round trip; rows of each (a list of
     tuples, typed ``Any``: which statement returns rows is the caller's to know).
 
@@ -54,15 +54,17 @@ def run(*statements: tuple[str, Params], prepare: bool = True) -> list[Any]:
     without parameters are sent as they are; the others are prepared and reused, unless
     ``prepare`` is false: then each is planned for its values (a plan that depends on them,
     such as whether an index serves this account, must not be reused for another).
+    ``primary``: on the default database even where Django's routers send reads elsewhere
+    (a read that must see the latest writes of anyone).
     """
-    rows, failure = _send(statements, prepare)
+    rows, failure = _send(statements, prepare, primary=primary)
     if failure is not None:
         raise failure
     return rows
 
 
 def _send(
-    statements: Sequence[tuple[str, Params]], prepare: bool = True
+    statements: Sequence[tuple[str, Params]], prepare: bool = True, *, primary: bool = False
 ) -> tuple[list[list[tuple] | None], DatabaseError | None]:
     """:func:`run`'s round trip: the rows of each statement that ran (None for one without
     rows or that did not run), and the failure that stopped the others, if one did.
@@ -77,7 +79,9 @@ def _send(
     (the frame costs them 30 us, a fifth of a short round trip).
     """
     writes = any(_may_write(sql) for sql, _ in statements)
-    db = _connection(reads=not writes)
+    # Transaction control alone ends what an earlier round trip began: on the default.
+    control = all(sql in _CONTROL for sql, _ in statements)
+    db = _connection(reads=not (writes or control or primary))
     raw = db.connection
     meanwhile = _MEANWHILE.get()
     if meanwhile is not None:
@@ -145,7 +149,11 @@ def _may_write(sql: str) -> bool:
     return _WRITES.search(sql) is not None
 
 
-_WRITES = re.compile(r"\b(?:INSERT|UPDATE|DELETE|MERGE|TRUNCATE|COPY|CALL)\b", re.IGNORECASE)
+_WRITES = re.compile(
+    r"\b(?:INSERT|UPDATE|DELETE|MERGE|TRUNCATE|COPY|CALL|FOR\s+(?:NO\s+KEY\s+|KEY\s+)?SHARE"
+    r"|NEXTVAL|SETVAL|PG_ADVISORY_\w+|PG_TRY_ADVISORY_\w+)\b",
+    re.IGNORECASE,
+)
 
 
 def _recovered(db, framed: bool) -> bool:
@@ -346,6 +354,14 @@ def _has_rows(cursor: psycopg.Cursor) -> bool:
     # Cheaper than ``cursor.description``, which builds a Column object per column.
     result = cursor.pgresult
     return result is not None and result.status == pq.ExecStatus.TUPLES_OK
+
+
+def reads_elsewhere() -> bool:
+    """Whether a statement that only reads would now go to another database than the
+    default (a replica, inside a read the routers send there)."""
+    if connections[DEFAULT_DB_ALIAS].in_atomic_block:
+        return False
+    return router.db_for_read(None) != DEFAULT_DB_ALIAS  # type: ignore[arg-type]
 
 
 def run_one(sql: str, params: Params) -> list[tuple]:

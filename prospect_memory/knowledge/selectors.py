@@ -128,7 +128,8 @@ def _add_about(actor: Actor, hits: list[Hit]) -> None:
     if not domains:
         return
     queries = [relationship_query(account=actor.account, domain=d) for d in domains]
-    rows = run(*queries)
+    # Whether to stop is the primary's answer, even when a replica serves the search.
+    rows = run(*queries, primary=True)
     about = {
         domain: About(domain, stop_reasons(relationship_from_row(found[0]), domain))
         for domain, found in zip(domains, rows, strict=True)

@@ -17,7 +17,7 @@ from outreach.access import Actor, require_outreach
 from outreach.models import Member
 from outreach.renderers import dumps
 from outreach.selectors import relationship_from_row, relationship_query
-from pgstatements import run, run_one, vector_param
+from pgstatements import reads_elsewhere, run, run_one, vector_param
 from prospect_memory.core.crypto import keyring, unseal
 from prospect_memory.core.embeddings import get_provider
 from prospect_memory.core.embeddings.budget import embed_within_budget
@@ -379,10 +379,16 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
         threshold=provider.overlap_distance,
     )
     notes_sql, pairs_sql = _recall_statements()
-    # One round trip for the three reads of a recall: relationship, notes, overlap pairs.
-    relationship_rows, note_rows, pair_rows = run(
-        (relationship_sql, params), (notes_sql, params), (pairs_sql, params)
-    )
+    if reads_elsewhere():
+        # Read from a replica: whether to stop (a suppression, a reply anyone recorded) is
+        # the primary's answer, never a replica's a few seconds behind.
+        (relationship_rows,) = run((relationship_sql, params), primary=True)
+        note_rows, pair_rows = run((notes_sql, params), (pairs_sql, params))
+    else:
+        # One round trip for the three reads of a recall: relationship, notes, overlap pairs.
+        relationship_rows, note_rows, pair_rows = run(
+            (relationship_sql, params), (notes_sql, params), (pairs_sql, params)
+        )
     relationship = relationship_from_row(relationship_rows[0])
     pairs = [OverlapPair((a, b), float(d)) for a, b, d in pair_rows]
     today = utc_today()

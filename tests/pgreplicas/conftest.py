@@ -88,8 +88,10 @@ class Paused:
         with self.standby.connect() as admin:
             admin.execute("SELECT pg_wal_replay_pause()")
             wait_for(
-                lambda: admin.execute("SELECT pg_get_wal_replay_pause_state()").fetchone()[0]
-                == "paused",
+                lambda: (
+                    admin.execute("SELECT pg_get_wal_replay_pause_state()").fetchone()[0]
+                    == "paused"
+                ),
                 timeout=10,
                 what="the replay to pause",
             )

@@ -17,7 +17,7 @@ from tests.kit.test_metrics import value
 from tests.live import LiveServer
 from tests.pgreplicas.conftest import ALIAS, Paused, caught_up
 
-SECRET = "metrics-token-for-the-replica-tests"  # noqa: S105
+SECRET = "metrics-token-for-the-replica-tests"
 TODAY = time.strftime("%Y-%m-%d")
 
 

@@ -54,9 +54,7 @@ class Served:
 
     @staticmethod
     def _now():
-        figures = {
-            db: routing.READS.labels(db)._value.get() for db in ("default", ALIAS)
-        }
+        figures = {db: routing.READS.labels(db)._value.get() for db in ("default", ALIAS)}
         for reason in ("down", "lagging", "behind"):
             figures[reason] = routing.SKIPS.labels(ALIAS, reason)._value.get()
         return figures
@@ -219,7 +217,8 @@ def test_tenancy_holds_on_the_replica(replica, admin, colleague, other_account):
     assert mine == ["signature"]
     assert theirs == []  # a member's own context is theirs alone, on the replica too
     assert "icp_definition" not in shared
-    assert "churned" not in str(found) and "retail" not in str(found)
+    assert "churned" not in str(found)
+    assert "retail" not in str(found)
 
 
 def test_reads_inside_a_transaction_and_whoever_is_signed_in_read_the_primary(replica, admin):

@@ -22,9 +22,9 @@ def round_trips(monkeypatch):
     sent = []
     send = rounds._send
 
-    def counted(statements, prepare=True):
+    def counted(statements, prepare=True, **where):
         sent.append([text for text, _ in statements])
-        return send(statements, prepare)
+        return send(statements, prepare, **where)
 
     monkeypatch.setattr(rounds, "_send", counted)
     return sent
