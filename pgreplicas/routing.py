@@ -28,7 +28,7 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -187,6 +187,52 @@ def read(account_id: int, member_id: int, work: Callable[[], T]) -> T:
         return work()
     finally:
         _READING.reset(token)
+
+
+def streamed(account_id: int, member_id: int, make: Callable[[], Iterator[T]]) -> Iterator[T]:
+    """The items of ``make()`` (a generator: nothing runs until the first is asked for), a
+    read of this member's on the database :func:`read` would choose, chosen now and in
+    force while each item is produced: a streamed answer is read after its view returned.
+
+    If the replica fails before the first item, the primary produces them all; after it,
+    the stream ends there (what was sent cannot be taken back; an export's file then has
+    no manifest, which is how a reader knows it is cut short).
+    """
+    alias = None
+    if replicas() and not connections[DEFAULT_DB_ALIAS].in_atomic_block:
+        alias = _choose(replicas(), account_id, member_id)
+    chosen = alias or DEFAULT_DB_ALIAS
+    items = make()
+    try:
+        first = _next_on(chosen, items)
+    except DatabaseError as error:
+        if alias is None:
+            raise
+        logger.warning("a stream on %s failed, read again on the primary: %s", alias, error)
+        SKIPS.labels(alias, "failed").inc()
+        chosen, items = DEFAULT_DB_ALIAS, make()
+        first = _next_on(chosen, items)
+    READS.labels(chosen).inc()
+    return _produced(chosen, first, items)
+
+
+_END = object()
+
+
+def _next_on(alias: str, items: Iterator[T]) -> Any:
+    """The next of ``items``, produced with ``alias`` chosen (``_END`` after the last)."""
+    token = _READING.set(alias)
+    try:
+        return next(items, _END)
+    finally:
+        _READING.reset(token)
+
+
+def _produced(alias: str, first: Any, items: Iterator[T]) -> Iterator[T]:
+    item = first
+    while item is not _END:
+        yield item
+        item = _next_on(alias, items)
 
 
 def wrote(account_id: int, member_id: int) -> None:

@@ -34,10 +34,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.utils import timezone
 
 from outreach.models import Account, Member
+from pgreplicas.routing import reading
 from prospect_memory.core.integrity import readable_value
 from prospect_memory.core.lifecycle import (
     HEADER,
@@ -91,15 +92,19 @@ def export_filename(account: Account, moment: datetime | None = None) -> str:
 
 @contextmanager
 def _snapshot():
-    """A read-only transaction at REPEATABLE READ; inside a caller's transaction, that
-    transaction (whose reads are as consistent as its isolation makes them)."""
-    nested = connection.in_atomic_block
+    """A read-only transaction at REPEATABLE READ, on the database chosen for this read (a
+    replica that may serve it: ``pgreplicas.routing.streamed``, or the primary); inside a
+    caller's transaction, that transaction (whose reads are as consistent as its isolation
+    makes them)."""
+    alias = reading() or DEFAULT_DB_ALIAS
+    db = connections[alias]
+    nested = db.in_atomic_block
     if not nested:
         # Its probe would otherwise be the transaction's first statement, before SNAPSHOT.
-        connection.close_if_health_check_failed()
-    with transaction.atomic():
+        db.close_if_health_check_failed()
+    with transaction.atomic(using=alias):
         if not nested:
-            with connection.cursor() as cursor:
+            with db.cursor() as cursor:
                 cursor.execute(SNAPSHOT)
                 # A reader that stops reading ends the export rather than hold the snapshot
                 # (and the database's clean-up) for ever; the file then has no manifest.

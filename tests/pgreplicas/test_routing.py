@@ -3,6 +3,7 @@ member reading their own writes while the replica's replay is paused, lagging an
 replicas skipped without a failure, a replica lost in the middle of a read, and tenancy on
 the replica's path."""
 
+import json
 import time
 
 import pytest
@@ -254,3 +255,27 @@ def test_pages_read_from_the_replica_and_forms_remember_the_write(replica, admin
     sent = client.post(reverse("note-delete", args=[note]))
     assert sent.status_code in (200, 302)
     assert WritePosition.objects.filter(member_id=admin.member.pk).exists()
+
+
+def test_an_export_streams_from_the_replica_in_one_snapshot(replica, admin, colleague, client):
+    from tests.helpers import bearer
+
+    def exported(actor):
+        response = client.get("/api/v1/export", **bearer(actor.member))
+        assert response.status_code == 200
+        records = [json.loads(line) for line in b"".join(response.streaming_content).splitlines()]
+        assert records[-1]["type"] == "manifest"  # whole: the file ends with its manifest
+        return sorted(r["body"] for r in records if r["type"] == "note")
+
+    save(admin, "Acme raised a Series B of 40M led by Example Ventures.")
+    caught_up(replica)
+    with Paused(replica):
+        save(colleague, "Acme opened an office in Berlin in 2026.")
+        with Served() as served:
+            mine = exported(admin)  # nothing written since: the replica, as it stands
+        assert mine == ["Acme raised a Series B of 40M led by Example Ventures."]
+        assert served.delta == {ALIAS: 1}
+        with Served() as served:
+            theirs = exported(colleague)  # their own save is not replayed: the primary
+        assert len(theirs) == 2
+        assert served.delta == {"default": 1, "behind": 1}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -11,6 +13,7 @@ from outreach.access import require_module_admin
 from outreach.api import OperationApi, serve
 from outreach.errors import InsufficientScope
 from outreach.schema import ERROR_ENVELOPE
+from pgreplicas import routing as replicas
 from prospect_memory.lifecycle import operations
 from prospect_memory.lifecycle.export import export_filename, export_lines
 
@@ -55,9 +58,14 @@ class ExportApi(OperationApi):
                 details={"required_scope": scopes.READ},
             )
         require_module_admin(actor)
-        response = StreamingHttpResponse(
-            export_lines(actor.account, member=actor.member), content_type=EXPORT_TYPE
-        )
+
+        def lines() -> Iterator[bytes]:
+            return export_lines(actor.account, member=actor.member)
+
+        # A member's read: a replica that has replayed their writes may serve it.
+        member = actor.member
+        body = replicas.streamed(actor.account.pk, member.pk, lines) if member else lines()
+        response = StreamingHttpResponse(body, content_type=EXPORT_TYPE)
         response["Content-Disposition"] = f'attachment; filename="{export_filename(actor.account)}"'
         response["Cache-Control"] = "no-store"
         return response
