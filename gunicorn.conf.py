@@ -16,6 +16,16 @@ Each worker freezes what loading the application made (``gc.freeze``): those obj
 as long as the worker, and out of the collector's reach they stop making full collections
 cost up to a hundred milliseconds (a comparison page's p99 went from 121 to 30 ms in
 ``bench/integrity_bench.py``).
+
+The model once per machine (``preload_app``, on unless ``KIT_GUNICORN_PRELOAD=false``): the
+master loads the application, checks the embedding model's files against their hashes and
+loads its tokenizer and weights before it forks the workers, which share those pages; each
+worker makes only its own onnxruntime session (a session's threads do not survive a fork,
+so the master never makes one), and it reads the weights where the master put them. With
+the default model, 8 workers keep 744 MiB (PSS) where, each loading its own copy, they kept
+2,032 (docs/operations.md, "The model once per machine"; ``bench/model_memory.py``). New
+code then needs the master restarted, not ``kill -HUP``: a reload forks new workers from
+the code the master loaded.
 """
 
 import gc
@@ -31,6 +41,13 @@ if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
 _METRICS = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
 
 limit_request_line = REQUEST_LINE_MAX_BYTES
+
+preload_app = os.environ.get("KIT_GUNICORN_PRELOAD", "true").strip().lower() not in {
+    "0",
+    "false",
+    "no",
+    "off",
+}
 
 # Access lines as JSON (kit/logs.py), naming the request's id and leaving the query string
 # out (a search's words are not logged); gunicorn's own lines as JSON too. Not passed on to
@@ -60,10 +77,42 @@ logconfig_dict = {
 
 
 def on_starting(server):
-    # A start counts from zero: a previous run's files would be added to this one's.
+    # A start counts from zero: a previous run's files would be added to this one's (and
+    # with preload_app, those the master's own loading of the application made: the
+    # master serves nothing, and each worker counts in files of its own).
     _METRICS.mkdir(parents=True, exist_ok=True)
     for stale in _METRICS.glob("*.db"):
         stale.unlink()
+    if server.cfg.preload_app:
+        _load_for_the_workers(server)
+
+
+def _load_for_the_workers(server):
+    """In the master, the application loaded (``preload_app``), before the first fork:
+    what every worker would load the same, loaded once for all of them to share."""
+    from django.db import connections
+
+    from prospect_memory.core import integrity
+    from prospect_memory.core.embeddings import get_provider
+
+    integrity.warm()
+    # As in each worker without preload_app (below): options the provider cannot be built
+    # from, or a local model's file that is missing or not the one its manifest pins, stop
+    # the server before it serves, naming the file and the hash expected.
+    try:
+        provider = get_provider()
+        provider.verify()
+    except Exception as error:  # logged as the reason, and gunicorn exits with status 3
+        server.halt(reason=f"the embedding provider cannot run: {error}", exit_status=3)
+    try:
+        # The checked files, the tokenizer and the weights; no onnxruntime session.
+        provider.preload()
+    except Exception as error:  # each worker tries again, and serves without it if it must
+        server.log.error("the embedding provider could not be loaded: %s", error)
+    connections.close_all()  # none should be open: a forked one would be shared
+    # Out of the collector's reach in the master too, so that no collection in a worker
+    # writes to (and so copies) the pages of what the master loaded.
+    gc.freeze()
 
 
 def post_fork(server, worker):
@@ -80,7 +129,8 @@ def child_exit(server, worker):
 
 def post_worker_init(worker):
     # Build what the first write would (the integrity check's character class and patterns,
-    # 0.2 s; the local embedding model, 0.6 s), then freeze it with the rest.
+    # 0.2 s; the local embedding model, 0.6 s; with preload_app only its onnxruntime
+    # session is left to make here), then freeze it with the rest.
     from prospect_memory.core import integrity
     from prospect_memory.core.embeddings import get_provider
 

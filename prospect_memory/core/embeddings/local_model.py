@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from prospect_memory.core.embeddings.packed_model import PackedFileError, PackedModel, PackedRunner
+from prospect_memory.core.embeddings.per_process import PerProcess
 
 _BUNDLED = Path(__file__).with_name("bundled")
 #: The models that ship with Kit, by the name the ``model`` option takes.
@@ -277,14 +278,15 @@ def verified(manifest: Manifest) -> Manifest:
 
 
 class Runner:
-    """The tokenizer and the ONNX session of one model, loaded once per process and thread
-    count. ``embed`` may be called from several threads at once."""
+    """The tokenizer of one model, loaded once per process and thread count, and its ONNX
+    session, made in each process on its first call (:attr:`session`: a process forked
+    after the tokenizer was loaded makes its own). ``embed`` may be called from several
+    threads at once."""
 
     def __init__(self, manifest: Manifest, threads: int) -> None:
         # The tokenizer's own thread pool would add threads beyond the budget, and it must
         # not start before a fork (gunicorn and Celery workers fork).
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        import onnxruntime
         from tokenizers import Tokenizer
 
         self.manifest = verified(manifest)
@@ -293,8 +295,16 @@ class Runner:
         padding = "[PAD]"
         tokenizer.enable_padding(pad_id=tokenizer.token_to_id(padding) or 0, pad_token=padding)
         self.tokenizer = tokenizer
+        self.threads = threads
+        self._session: PerProcess[Any] = PerProcess(self._new_session)
+        self.inputs: set[str] = set()
+
+    def _new_session(self) -> Any:
+        import onnxruntime
+
+        manifest = self.manifest
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
         # Measured on the default model (bench/model_bench.py): the basic graph
         # optimisations are as fast as all of them, and without the memory arena a process
@@ -302,16 +312,22 @@ class Runner:
         # batch; with no optimisation it would keep 36 MB but embed seven times slower.
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
         options.enable_cpu_mem_arena = False
-        self.session = onnxruntime.InferenceSession(
+        session = onnxruntime.InferenceSession(
             str(manifest.model.path), options, providers=["CPUExecutionProvider"]
         )
-        self.inputs = {i.name for i in self.session.get_inputs()}
-        (output,) = self.session.get_outputs()[:1]
+        (output,) = session.get_outputs()[:1]
         if len(output.shape) != 3 or output.shape[-1] != manifest.dimensions:
             raise ModelFileError(
                 f"{manifest.name} gives vectors of shape {output.shape}; its manifest says "
                 f"{manifest.dimensions} dimensions per token (a hidden state to pool)"
             )
+        self.inputs = {i.name for i in session.get_inputs()}
+        return session
+
+    @property
+    def session(self) -> Any:
+        """This process's ONNX session, made on its first call here."""
+        return self._session.get()
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         import numpy
@@ -319,10 +335,11 @@ class Runner:
         encodings = self.tokenizer.encode_batch(texts)
         ids = numpy.array([e.ids for e in encodings], dtype=numpy.int64)
         mask = numpy.array([e.attention_mask for e in encodings], dtype=numpy.int64)
+        session = self.session
         feed: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self.inputs:
             feed["token_type_ids"] = numpy.array([e.type_ids for e in encodings], dtype=numpy.int64)
-        hidden = self.session.run(None, feed)[0]
+        hidden = session.run(None, feed)[0]
         if self.manifest.pooling == "cls":
             pooled = hidden[:, 0, :]
         else:
@@ -335,7 +352,7 @@ class Runner:
         return vectors
 
 
-def _loaded(manifest: Manifest, threads: int) -> Runner | PackedRunner:
+def _loaded(manifest: Manifest, threads: int, prepack: bool) -> Runner | PackedRunner:
     if manifest.format == "onnx":
         return Runner(manifest, threads)
     verified(manifest)
@@ -351,22 +368,27 @@ def _loaded(manifest: Manifest, threads: int) -> Runner | PackedRunner:
         languages=manifest.languages.path if manifest.languages else None,
     )
     try:
-        return PackedRunner(model, threads)
+        return PackedRunner(model, threads, prepack=prepack)
     except PackedFileError as exc:
         raise ModelFileError(f"{manifest.name}: {exc}") from None
 
 
 _lock = threading.Lock()
-_runners: dict[tuple[Manifest, int], Runner | PackedRunner] = {}
+_runners: dict[tuple[Manifest, int, bool], Runner | PackedRunner] = {}
 
 
-def runner(manifest: Manifest, threads: int) -> Runner | PackedRunner:
-    """The process's runner of ``manifest`` with ``threads`` intra-op threads."""
-    key = (manifest, threads)  # every field: a manifest that differs gets its own runner
+def runner(manifest: Manifest, threads: int, *, prepack: bool = False) -> Runner | PackedRunner:
+    """The runner of ``manifest`` with ``threads`` intra-op threads, loaded once: in this
+    process, or in the process that forked it (gunicorn's master with ``preload_app``).
+    Its session is each process's own (:attr:`Runner.session`). ``prepack`` (a packed
+    model's only) lets each session lay the encoder's matrices out for its CPU's kernels:
+    faster, and a copy of them per process."""
+    # Every field: a manifest that differs gets its own runner.
+    key = (manifest, threads, prepack and manifest.format == "packed-bert-q4")
     found = _runners.get(key)
     if found is None:
         with _lock:
             found = _runners.get(key)
             if found is None:
-                found = _runners[key] = _loaded(manifest, threads)
+                found = _runners[key] = _loaded(manifest, threads, key[2])
     return found

@@ -9,9 +9,11 @@ pins by hash (memory-mapped, so processes on one machine share its pages), and r
 - the word embeddings as they are: each text's rows are looked up and unpacked in numpy,
   so the 250,037 rows (54 MB packed, 384 MB unpacked) are never unpacked whole;
 - the encoder on onnxruntime, through a graph without weights (``encoder.onnx``, written
-  by ``scripts/build-packed-model``): its matrices are unpacked once per process and
-  handed to onnxruntime as int8 with a scale per output column, which its CPU kernels
-  multiply with int8 activations (measured: 2.3x faster than 4-bit kernels here).
+  by ``scripts/build-packed-model``): its matrices are unpacked once per process (or once
+  in gunicorn's master, for all its workers) into one buffer, as int8 with a scale per
+  output column, which its CPU kernels multiply with int8 activations (measured: 2.3x
+  faster than 4-bit kernels here); the graph names where each weight lies in that buffer,
+  and onnxruntime reads them there, copying none.
 
 The file is checked before any of it is read: its hash (``local_model.verified``), then its
 header and every tensor's place and size against the file's length and the shape the
@@ -21,11 +23,14 @@ manifest names, so a wrong or cut file is refused with what is wrong, never read
 from __future__ import annotations
 
 import json
+import math
 import mmap
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from prospect_memory.core.embeddings.per_process import PerProcess
 
 if TYPE_CHECKING:
     import numpy
@@ -67,6 +72,27 @@ def encoder_weight_names(shape: dict[str, Any]) -> dict[str, tuple[str, list[int
             names[f"l{layer}.{norm}.w"] = ("float", [hidden])
             names[f"l{layer}.{norm}.b"] = ("float", [hidden])
     return names
+
+
+#: The one buffer the encoder's initializers are laid out in, as its graph names it.
+ENCODER_BUFFER = "packed-weights"
+#: Where each initializer starts in that buffer is a multiple of this (a cache line).
+_ALIGN = 64
+
+
+def encoder_layout(shape: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """Where each initializer of :func:`encoder_weight_names` lies in the encoder's buffer:
+    its offset and its length in bytes. The graph's writer records them as the external
+    data of its initializers; the loader fills one buffer so, and onnxruntime reads the
+    weights where they lie (no copy per session)."""
+    layout: dict[str, tuple[int, int]] = {}
+    at = 0
+    for name, (kind, dims) in encoder_weight_names(shape).items():
+        length = math.prod(dims) * (1 if kind == "int8" else 4)
+        at = -(-at // _ALIGN) * _ALIGN
+        layout[name] = (at, length)
+        at += length
+    return layout
 
 
 class PackedFileError(ValueError):
@@ -311,12 +337,21 @@ class LanguageCentres:
 
 
 class PackedRunner:
-    """The tokenizer, the word embeddings and the encoder session of one packed model,
-    loaded once per process and thread count. ``embed`` may be called from several threads.
-    A file that does not fit the others raises :class:`PackedFileError`."""
+    """The tokenizer, the word embeddings and the encoder of one packed model, loaded once
+    per process and thread count, and the encoder's onnxruntime session, made in each
+    process on its first call (:attr:`session`). ``embed`` may be called from several
+    threads. A file that does not fit the others raises :class:`PackedFileError`.
 
-    def __init__(self, model: PackedModel, threads: int) -> None:
-        import onnxruntime
+    What it loads holds no thread: the files memory-mapped, the tokenizer, and the
+    encoder's weights unpacked once into one buffer of anonymous memory. A process that
+    forks after loading it (gunicorn's master, ``preload_app``) shares all of it with its
+    children, page for page, since no one writes to it; each child's session reads the
+    weights where they lie in that buffer (onnxruntime copies none of them), and so do two
+    sessions in one process.
+    """
+
+    def __init__(self, model: PackedModel, threads: int, *, prepack: bool = False) -> None:
+        import numpy
         import sentencepiece
 
         shape = model.shape
@@ -336,35 +371,67 @@ class PackedRunner:
         self.word = weights.blocks("emb.word", weights.vocabulary_rows)
         self.position = weights.floats("emb.pos").reshape(weights.positions, hidden)
         self.token_type = weights.floats("emb.type").reshape(2, hidden)[0]
-        # The encoder's weights, kept alive as long as the session that reads them.
-        self._initializers: dict[str, Any] = {}
+        # The encoder's weights, where its graph says they lie (``encoder_layout``), in
+        # memory of their own: page-aligned, and given back whole when the runner goes.
+        layout = encoder_layout(shape)
+        size = max(offset + length for offset, length in layout.values())
+        self._buffer = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+        filled = numpy.frombuffer(self._buffer, dtype=numpy.uint8)
+
+        def put(name: str, values: numpy.ndarray) -> None:
+            offset, length = layout[name]
+            filled[offset : offset + length] = numpy.ascontiguousarray(values).view(numpy.uint8)
+
         for name, (kind, dims) in encoder_weight_names(shape).items():
             if kind == "int8":
                 _columns, rows = dims
                 matrix, scales = int8_columns(weights.blocks(name, rows))
-                self._initializers[name] = matrix
-                self._initializers[f"{name}.scale"] = scales
+                put(name, matrix.reshape(-1))
+                put(f"{name}.scale", scales)
             elif not name.endswith(".w.scale"):
-                self._initializers[name] = weights.floats(name)
+                put(name, weights.floats(name))
+        self.encoder = numpy.frombuffer(self._buffer, dtype=numpy.uint8)
+        self.encoder.flags.writeable = False
+        self.graph = model.graph
+        self.threads = threads
+        self.prepack = prepack
+        self._session: PerProcess[Any] = PerProcess(self._new_session)
+        self.centres = LanguageCentres(model.languages, hidden) if model.languages else None
+
+    def _new_session(self) -> Any:
+        import onnxruntime
+
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
         options.enable_cpu_mem_arena = False
-        names = list(self._initializers)
-        options.add_external_initializers(
-            names,
-            [onnxruntime.OrtValue.ortvalue_from_numpy(self._initializers[n]) for n in names],
+        # The initializers are read where they lie in the buffer, not copied into the session.
+        options.add_session_config_entry(
+            "session.use_external_initializer_file_buffers_directly", "1"
         )
-        self.session = onnxruntime.InferenceSession(
-            str(model.graph), options, providers=["CPUExecutionProvider"]
+        if not self.prepack:
+            # The matrices as they lie, shared. Laid out again for this CPU's kernels, each
+            # session would keep a copy of its own: 20 MiB more per process, a note about
+            # 1.5 ms faster (docs/operations.md, "The model once per machine").
+            options.add_session_config_entry("session.disable_prepacking", "1")
+        options.add_external_initializers_from_files_in_memory(
+            [ENCODER_BUFFER], [self.encoder], [len(self.encoder)]
         )
-        self.centres = LanguageCentres(model.languages, hidden) if model.languages else None
+        return onnxruntime.InferenceSession(
+            str(self.graph), options, providers=["CPUExecutionProvider"]
+        )
+
+    @property
+    def session(self) -> Any:
+        """This process's onnxruntime session of the encoder, made on its first call here."""
+        return self._session.get()
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """One vector per text, each run alone: onnxruntime scales a call's activations to
         int8 as a whole, so a text in a batch would not get the vector it gets alone."""
         import numpy
 
+        session = self.session
         vectors = []
         for text in texts:
             ids = numpy.array(
@@ -376,7 +443,7 @@ class PackedRunner:
                 "embeddings": rows[None].astype(numpy.float32),
                 "attention_mask": numpy.ones((1, len(ids)), dtype=numpy.int64),
             }
-            pooled = self.session.run(None, feed)[0][0].mean(axis=0).astype(numpy.float64)
+            pooled = session.run(None, feed)[0][0].mean(axis=0).astype(numpy.float64)
             vector = pooled / max(float(numpy.linalg.norm(pooled)), 1e-12)
             vectors.append(self.centres.neutral(vector) if self.centres else vector)
         return [vector.astype(float).tolist() for vector in vectors]

@@ -49,7 +49,7 @@ def test_the_default_model_is_the_multilingual_one_pinned_by_hash(provider):
     assert files["model"].sha256.startswith("1571fc98")
     assert files["model"].path.name == "e5-small-q4.bin"
     assert files["tokenizer"].sha256.startswith("4d112d4f")
-    assert files["graph"].sha256.startswith("6a91ee69")
+    assert files["graph"].sha256.startswith("a9349eb8")
     assert files["language centres"].sha256.startswith("bae95f8f")
 
 
@@ -230,8 +230,15 @@ def test_a_model_is_named_among_those_kit_ships(options, says):
         SemanticProvider(**options)
 
 
-def test_a_server_with_a_model_file_not_pinned_stops_before_it_serves(tmp_path):
-    """gunicorn: the worker's check halts the server, naming the file and the hash."""
+@pytest.mark.parametrize(
+    ("preload", "stopped_by"),
+    [("true", "the embedding provider cannot run"), ("false", "Worker failed to boot")],
+)
+def test_a_server_with_a_model_file_not_pinned_stops_before_it_serves(
+    tmp_path, preload, stopped_by
+):
+    """gunicorn: the master's check (``preload_app``, the default) or each worker's halts
+    the server, naming the file and the hash."""
     from tests.live import LiveServer
 
     model_dir, _ = _copy(tmp_path)
@@ -244,12 +251,13 @@ def test_a_server_with_a_model_file_not_pinned_stops_before_it_serves(tmp_path):
             extra_env={
                 "PROSPECT_MEMORY_EMBEDDING_PROVIDER": "semantic",
                 "PROSPECT_MEMORY_EMBEDDING_OPTIONS": json.dumps({"model_dir": str(model_dir)}),
+                "KIT_GUNICORN_PRELOAD": preload,
             },
         )
     log = str(stopped.value)
     assert "e5-small-q4.bin" in log
     assert f"expected {expected}" in log
-    assert "Worker failed to boot" in log
+    assert stopped_by in log
 
 
 def test_a_vector_is_taken_from_its_languages_centre(provider):
