@@ -26,6 +26,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import psutil
 import psycopg
@@ -44,7 +45,9 @@ class Tally:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _call(token: str, method: str, path: str, body: dict | None, tally: Tally) -> dict | None:
+def _call(
+    token: str, method: str, path: str, body: dict[str, Any] | None, tally: Tally
+) -> dict[str, Any] | None:
     request = urllib.request.Request(
         f"http://{ADDRESS}{path}",
         method=method,
@@ -53,7 +56,8 @@ def _call(token: str, method: str, path: str, body: dict | None, tally: Tally) -
     )
     try:
         with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310
-            status, data = answer.status, json.loads(answer.read())
+            status = answer.status
+            data: dict[str, Any] | None = json.loads(answer.read())
     except urllib.error.HTTPError as error:
         status, data = error.code, None
     except OSError:

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from django.conf import settings
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
@@ -182,7 +183,31 @@ def _scrape() -> bytes:
         multiprocess.MultiProcessCollector(counted)  # type: ignore[no-untyped-call]
     read = CollectorRegistry()
     read.register(BacklogCollector())
-    return generate_latest(counted) + generate_latest(read)
+    up = GaugeMetricFamily(
+        "kit_metrics_database_up", "Whether the database answered this scrape's questions."
+    )
+    try:
+        database = generate_latest(read)
+    except DatabaseError as error:
+        # The counts are what an operator needs most when the database is down: served.
+        logger.warning("the database's figures could not be read: %s", type(error).__name__)
+        database, answered = b"", 0
+    else:
+        answered = 1
+    up.add_metric([], answered)
+    alive = CollectorRegistry()
+    alive.register(_Fixed(up))
+    return generate_latest(counted) + database + generate_latest(alive)
+
+
+class _Fixed(Collector):
+    """A collector of metrics already read."""
+
+    def __init__(self, *families: GaugeMetricFamily) -> None:
+        self.families = families
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        yield from self.families
 
 
 def _refusal(status: int, message: str) -> HttpResponse:

@@ -141,8 +141,18 @@ DATABASES["default"]["OPTIONS"]["prepare_threshold"] = (
 DATABASE_REPLICAS: list[str] = []
 for _number, _url in enumerate(env.list("DATABASE_REPLICA_URLS", default=[]), start=1):
     _replica = env.db_url_config(_url)
-    _replica.setdefault("OPTIONS", {}).update(DATABASES["default"]["OPTIONS"])
-    _replica["OPTIONS"].setdefault("connect_timeout", 2)  # libpq's least
+    # The primary's statement options, then the replica URL's own (its sslmode, say); a
+    # replica that stops answering on the network is given up in seconds, not minutes.
+    _replica["OPTIONS"] = {
+        **DATABASES["default"]["OPTIONS"],
+        "connect_timeout": 2,  # libpq's least
+        "keepalives": 1,
+        "keepalives_idle": 5,
+        "keepalives_interval": 2,
+        "keepalives_count": 2,
+        "tcp_user_timeout": 5000,  # milliseconds
+        **_replica.get("OPTIONS", {}),
+    }
     _replica.update(
         CONN_MAX_AGE=DATABASES["default"]["CONN_MAX_AGE"],
         CONN_HEALTH_CHECKS=True,
@@ -152,10 +162,11 @@ for _number, _url in enumerate(env.list("DATABASE_REPLICA_URLS", default=[]), st
     DATABASE_REPLICAS.append(f"replica{_number}")
 DATABASE_REPLICA_MAX_LAG_SECONDS = env.float("DATABASE_REPLICA_MAX_LAG_SECONDS", default=5.0)
 DATABASE_REPLICA_RETRY_SECONDS = env.float("DATABASE_REPLICA_RETRY_SECONDS", default=5.0)
-# Kit's own data is read from a replica; Django's and the libraries' (sessions, users,
-# OAuth tokens, sign-in attempts) always from the primary: who a request is must never be
-# a replica's stale answer.
-DATABASE_REPLICA_READ_APPS = ["outreach", "prospect_memory", "business_memory", "knowledge"]
+# The memories' data is read from a replica; the CRM's (seats, roles, suppressions,
+# replies) and Django's and the libraries' (sessions, users, OAuth tokens, sign-in
+# attempts) always from the primary: who a request is, what it may do and whether to stop
+# contacting a company are never a replica's stale answer.
+DATABASE_REPLICA_READ_APPS = ["prospect_memory", "business_memory", "knowledge"]
 DATABASE_ROUTERS = ["pgreplicas.routing.ReplicaRouter"]
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -333,6 +344,8 @@ SPECTACULAR_SETTINGS = {
 # enqueued; production and CI point CELERY_BROKER_URL at Redis.
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+# A worker's lines go through Django's logging (JSON, kit/logs.py) like the web's.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -14,11 +14,14 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 from typing import Any
 
 import psycopg
+
+_STREAMING = "SELECT coalesce((SELECT status = 'streaming' FROM pg_stat_wal_receiver), false)"
 
 #: The embedded server's files that describe the primary's process, not a copy's.
 _NOT_COPIED = (".handle_pids.json", "log")
@@ -86,8 +89,9 @@ class Standby:
             (self.pgdata / name).unlink(missing_ok=True)
         return self
 
-    def start(self) -> Standby:
-        """Start it; back when it accepts reads (``pg_ctl -w`` waits for the standby)."""
+    def start(self, *, timeout: float = 30) -> Standby:
+        """Start it; back when it accepts reads (``pg_ctl -w`` waits for that) and streams
+        the primary's WAL again (what a replica must do before Kit reads from it)."""
         if self.log.exists():
             self.log.unlink()
         self._own(self.log.parent)
@@ -95,6 +99,12 @@ class Standby:
             "pg_ctl", "--pgdata", str(self.pgdata), "--wait", "--log", str(self.log),
             "-o", f"-h '' -k {self.socket_dir}", "start",
         )  # fmt: skip
+        deadline = time.monotonic() + timeout
+        with self.connect() as standby:
+            while not standby.execute(_STREAMING).fetchone()[0]:  # type: ignore[index]
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the standby in {self.pgdata} does not stream")
+                time.sleep(0.05)
         return self
 
     def stop(self, mode: str = "fast") -> None:

@@ -164,9 +164,13 @@ def read(account_id: int, member_id: int, work: Callable[[], T]) -> T:
     alias = _choose(aliases, account_id, member_id)
     if alias is not None:
         token = _READING.set(alias)
+        replica = connections[alias]
+        replica.errors_occurred = False  # Django marks a connection whose statement failed
         try:
             result = work()
         except DatabaseError as error:
+            if not replica.errors_occurred:
+                raise  # the primary's failure (a write of the read's): not a replica's to mend
             # Lost midway, or a query the replica cancelled (a conflict with what it
             # replays): the primary answers instead. A read's own error meets it again there.
             logger.warning(
@@ -229,10 +233,21 @@ def _next_on(alias: str, items: Iterator[T]) -> Any:
 
 
 def _produced(alias: str, first: Any, items: Iterator[T]) -> Iterator[T]:
-    item = first
-    while item is not _END:
-        yield item
-        item = _next_on(alias, items)
+    # Closed with the answer (a client that went away too): ``items`` is closed then, on
+    # its database, so a snapshot it holds ends at once, not when it is collected.
+    try:
+        item = first
+        while item is not _END:
+            yield item
+            item = _next_on(alias, items)
+    finally:
+        token = _READING.set(alias)
+        try:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+        finally:
+            _READING.reset(token)
 
 
 def wrote(account_id: int, member_id: int) -> None:

@@ -46,7 +46,7 @@ from psycopg import pq
 Params = Mapping[str, Any] | Sequence[Any] | None
 
 
-def run(*statements: tuple[str, Params], prepare: bool = True, primary: bool = False) -> list[Any]:
+def run(*statements: tuple[str, Params], prepare: bool = True, replica: bool = False) -> list[Any]:
     """Execute ``(sql, params)`` pairs in order in one round trip; rows of each (a list of
     tuples, typed ``Any``: which statement returns rows is the caller's to know).
 
@@ -54,17 +54,19 @@ def run(*statements: tuple[str, Params], prepare: bool = True, primary: bool = F
     without parameters are sent as they are; the others are prepared and reused, unless
     ``prepare`` is false: then each is planned for its values (a plan that depends on them,
     such as whether an index serves this account, must not be reused for another).
-    ``primary``: on the default database even where Django's routers send reads elsewhere
-    (a read that must see the latest writes of anyone).
+    ``replica``: statements that only read may go where Django's routers send a read (a
+    replica, inside ``pgreplicas.routing.read``); the caller says so for each read that a
+    replica a few seconds behind may answer. Without it, and for any statement that may
+    write, the default database.
     """
-    rows, failure = _send(statements, prepare, primary=primary)
+    rows, failure = _send(statements, prepare, replica=replica)
     if failure is not None:
         raise failure
     return rows
 
 
 def _send(
-    statements: Sequence[tuple[str, Params]], prepare: bool = True, *, primary: bool = False
+    statements: Sequence[tuple[str, Params]], prepare: bool = True, *, replica: bool = False
 ) -> tuple[list[list[tuple] | None], DatabaseError | None]:
     """:func:`run`'s round trip: the rows of each statement that ran (None for one without
     rows or that did not run), and the failure that stopped the others, if one did.
@@ -79,9 +81,7 @@ def _send(
     (the frame costs them 30 us, a fifth of a short round trip).
     """
     writes = any(_may_write(sql) for sql, _ in statements)
-    # Transaction control alone ends what an earlier round trip began: on the default.
-    control = all(sql in _CONTROL for sql, _ in statements)
-    db = _connection(reads=not (writes or control or primary))
+    db = _connection(reads=replica and not writes and all(map(_reads_only, statements)))
     raw = db.connection
     meanwhile = _MEANWHILE.get()
     if meanwhile is not None:
@@ -150,8 +150,29 @@ def _may_write(sql: str) -> bool:
 
 
 _WRITES = re.compile(
-    r"\b(?:INSERT|UPDATE|DELETE|MERGE|TRUNCATE|COPY|CALL|FOR\s+(?:NO\s+KEY\s+|KEY\s+)?SHARE"
-    r"|NEXTVAL|SETVAL|PG_ADVISORY_\w+|PG_TRY_ADVISORY_\w+)\b",
+    r"\b(?:INSERT|UPDATE|DELETE|MERGE|TRUNCATE|COPY|CALL|FOR\s+(?:NO\s+KEY\s+|KEY\s+)?SHARE)\b",
+    re.IGNORECASE,
+)
+
+
+def _reads_only(statement: tuple[str, Params]) -> bool:
+    """Whether a statement only reads, as far as its text says: a query (``SELECT``,
+    ``WITH``, ``VALUES``, ``SHOW``) or a session's setting (``SET``) naming nothing that
+    writes, takes a lock or a sequence number, or a ``BEGIN`` that opens a read's
+    transaction. Anything else, transaction
+    control that ends another round trip's transaction included, goes to the default."""
+    sql = statement[0]
+    if sql == _BEGIN:
+        return True
+    head = sql.lstrip().split(None, 1)[0].upper() if sql.strip() else ""
+    return head in _QUERIES and not _NOT_READS.search(sql)
+
+
+_QUERIES = frozenset({"SELECT", "WITH", "VALUES", "SHOW", "SET", "(SELECT"})
+_NOT_READS = re.compile(
+    r"\b(?:INSERT|UPDATE|DELETE|MERGE|TRUNCATE|COPY|CALL|LOCK|CREATE|DROP|ALTER|ANALYZE|INTO"
+    r"|FOR\s+(?:NO\s+KEY\s+|KEY\s+)?SHARE|NEXTVAL|SETVAL|PG_ADVISORY_\w+|PG_TRY_ADVISORY_\w+"
+    r"|PG_NOTIFY|TXID_CURRENT|PG_CURRENT_XACT_ID)\b",
     re.IGNORECASE,
 )
 
@@ -364,9 +385,9 @@ def reads_elsewhere() -> bool:
     return router.db_for_read(None) != DEFAULT_DB_ALIAS  # type: ignore[arg-type]
 
 
-def run_one(sql: str, params: Params) -> list[tuple]:
-    """The rows of one prepared statement."""
-    rows = run((sql, params))[0]
+def run_one(sql: str, params: Params, *, replica: bool = False) -> list[tuple]:
+    """The rows of one prepared statement (``replica``: as :func:`run` says)."""
+    rows = run((sql, params), replica=replica)[0]
     if rows is None:
         raise TypeError("run_one is for statements that return rows")
     return rows

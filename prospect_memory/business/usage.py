@@ -21,7 +21,7 @@ def entries_used(actor: Actor, views: list[EntryView]) -> None:
         rows = Entry.objects.filter(account=actor.account, pk__in=[v.id for v in views])
         # Locked in id order, like the search statement, so the two never deadlock.
         ids = list(rows.select_for_update(no_key=True).order_by("id").values_list("pk", flat=True))
-        Entry.objects.filter(pk__in=ids).update(
+        Entry.objects.filter(account=actor.account, pk__in=ids).update(
             access_count=F("access_count") + 1,
             last_accessed_at=now,
             used_at=now,

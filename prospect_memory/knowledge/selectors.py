@@ -129,7 +129,7 @@ def _add_about(actor: Actor, hits: list[Hit]) -> None:
         return
     queries = [relationship_query(account=actor.account, domain=d) for d in domains]
     # Whether to stop is the primary's answer, even when a replica serves the search.
-    rows = run(*queries, primary=True)
+    rows = run(*queries)
     about = {
         domain: About(domain, stop_reasons(relationship_from_row(found[0]), domain))
         for domain, found in zip(domains, rows, strict=True)

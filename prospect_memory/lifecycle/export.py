@@ -34,11 +34,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db import connections, router, transaction
 from django.utils import timezone
 
 from outreach.models import Account, Member
-from pgreplicas.routing import reading
 from prospect_memory.core.integrity import readable_value
 from prospect_memory.core.lifecycle import (
     HEADER,
@@ -96,7 +95,8 @@ def _snapshot():
     replica that may serve it: ``pgreplicas.routing.streamed``, or the primary); inside a
     caller's transaction, that transaction (whose reads are as consistent as its isolation
     makes them)."""
-    alias = reading() or DEFAULT_DB_ALIAS
+    # A statement names no model: the routers are asked about "no model" (``None``).
+    alias = router.db_for_read(None)  # type: ignore[arg-type]
     db = connections[alias]
     nested = db.in_atomic_block
     if not nested:

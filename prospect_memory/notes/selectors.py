@@ -194,7 +194,7 @@ def notes_nearest(
         "domain": domain,
     }
     if vector is None:
-        ((count,),) = run_one(not_compared, params)
+        ((count,),) = run_one(not_compared, params, replica=True)
         return NearNotes(found=[], not_compared=count)
     statements = [
         (nearest, {**params, "vector": vector_param(vector), "limit": limit}),
@@ -204,11 +204,11 @@ def notes_nearest(
         ef_search = int(notes_settings.KNOWLEDGE_INDEX_EF_SEARCH)
         settings = [(_ITERATIVE_SCAN, None), (_EF_SEARCH.format(ef_search=ef_search), None)]
         # Planned for this account's values: a generic plan may not use the index at all.
-        _, _, rows, ((count,),) = run(*settings, *statements, prepare=False)
+        _, _, rows, ((count,),) = run(*settings, *statements, prepare=False, replica=True)
     else:
         # Planned for the values too: with the domain and account known, the planner takes
         # the account's index (a generic plan was 1.5x slower for an account of 20,000).
-        rows, ((count,),) = run(*statements, prepare=False)
+        rows, ((count,),) = run(*statements, prepare=False, replica=True)
     today = utc_today()
     ring, cutoff = keyring(), stale_cutoff(today)
     found = [
@@ -382,8 +382,8 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
     if reads_elsewhere():
         # Read from a replica: whether to stop (a suppression, a reply anyone recorded) is
         # the primary's answer, never a replica's a few seconds behind.
-        (relationship_rows,) = run((relationship_sql, params), primary=True)
-        note_rows, pair_rows = run((notes_sql, params), (pairs_sql, params))
+        (relationship_rows,) = run((relationship_sql, params))
+        note_rows, pair_rows = run((notes_sql, params), (pairs_sql, params), replica=True)
     else:
         # One round trip for the three reads of a recall: relationship, notes, overlap pairs.
         relationship_rows, note_rows, pair_rows = run(

@@ -109,6 +109,7 @@ def test_a_tool_call_a_rest_call_and_a_page_are_counted_by_name_and_outcome(
     # Read from the database at the scrape: the note waits for its embedding or has one.
     assert value(after, "kit_embedding_rows", model="prospect_memory.note") >= 1
     assert "kit_integrity_flagged_rows" in after
+    assert value(after, "kit_metrics_database_up") == 1
     # No label names an account, a member, a domain or a token.
     labels = " ".join(re.findall(r"\{[^}]*\}", after))
     for secret in ("acme-sales", "acme.dev", "admin@example.com", token):
@@ -244,3 +245,28 @@ def test_losing_the_metrics_folder_costs_no_answer(tmp_path):
         assert server.process.poll() is None, server.log.read_text()[-3000:]
     finally:
         server.stop()
+
+
+@pytest.mark.live
+def test_a_scrape_while_the_database_is_down_still_gives_the_counts():
+    """The counts matter most when the database is down: the scrape answers with them, and
+    says the database did not answer (``kit_metrics_database_up 0``), not a 500."""
+    server = LiveServer(
+        "postgres://postgres@127.0.0.1:1/kit",  # nothing listens there
+        workers=1,
+        extra_env={"KIT_METRICS_TOKEN": SECRET},
+    )
+    try:
+        with urllib.request.urlopen(f"{server.url}/favicon.ico", timeout=30) as answer:  # noqa: S310
+            assert answer.status == 200
+        request = urllib.request.Request(  # noqa: S310
+            f"{server.url}/metrics", headers={"Authorization": f"Bearer {SECRET}"}
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310
+            assert answer.status == 200
+            text = answer.read().decode()
+    finally:
+        server.stop()
+    assert value(text, "kit_metrics_database_up") == 0
+    assert value(text, "kit_requests_total", surface="page", name="favicon", outcome="ok") == 1
+    assert "kit_embedding_pending_rows" not in text

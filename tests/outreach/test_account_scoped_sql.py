@@ -17,9 +17,11 @@ from django.apps import apps
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from oauth2_provider.models import get_application_model
 
 from outreach import guides
 from outreach.access import Actor
+from outreach.errors import KitError
 from outreach.mcp.registry import registry
 from outreach.operations import Operation, execute
 from outreach.scopes import ALL as ALL_SCOPES
@@ -62,7 +64,7 @@ def tables_named(sql: str, tables: set[str]) -> set[str]:
     return words & tables
 
 
-def test_every_operations_statements_filter_by_account(account):
+def test_every_operations_statements_filter_by_account(account, django_capture_on_commit_callbacks):
     admin = factories.member(account, "agent@acme-sales.example", admin=True)
     member = factories.member(account, "reader@acme-sales.example")
     actors = {"admin": Actor.for_member(admin), "member": Actor.for_member(member)}
@@ -70,24 +72,40 @@ def test_every_operations_statements_filter_by_account(account):
     assert {"prospect_memory_note", "business_memory_entry"} <= tables
     unscoped: list[str] = []
     ran = set()
+    # Each call as a person on the web; each read again as their agent (an OAuth client):
+    # some paths are an agent's only (an agent's knowledge search counts what it shows).
+    application = get_application_model().objects.create(
+        name="Agent",
+        client_type="public",
+        authorization_grant_type="authorization-code",
+        redirect_uris="http://127.0.0.1/callback",
+    )
     for _id, session, tool, arguments in GOOD:
         operation = registry.get(tool)
         assert operation is not None, tool
-        with CaptureQueriesContext(connection) as captured:
-            execute(operation, actor=actors[session], granted=ALL_SCOPES, arguments=arguments)
+        web = actors[session]
+        agent = Actor.for_member(web.member, oauth_application=application)
+        for actor in (web, agent) if operation.read_only else (web,):
+            with CaptureQueriesContext(connection) as captured:
+                try:
+                    execute(operation, actor=actor, granted=ALL_SCOPES, arguments=arguments)
+                except KitError:
+                    if actor is web:
+                        raise  # a good call; its agent's may be refused (a person's call)
+            for query in captured.captured_queries:
+                sql = query["sql"]
+                named = tables_named(sql, tables)
+                if named and "account_id" not in sql.lower():
+                    unscoped.append(f"{tool}: {sorted(named)}: {sql[:300]}")
         ran.add(tool)
-        for query in captured.captured_queries:
-            sql = query["sql"]
-            named = tables_named(sql, tables)
-            if named and "account_id" not in sql.lower():
-                unscoped.append(f"{tool}: {sorted(named)}: {sql[:300]}")
     assert ran == {op.name for op in registry.all()}, "every tool has a good call in GOOD"
 
     admin_actor = actors["admin"]
 
-    def call(operation, **arguments: object) -> dict:
+    def call(operation, as_actor: Actor | None = None, **arguments: object) -> dict:
         with CaptureQueriesContext(connection) as captured:
-            data = execute(operation, actor=admin_actor, granted=ALL_SCOPES, arguments=arguments)
+            actor = as_actor or admin_actor
+            data = execute(operation, actor=actor, granted=ALL_SCOPES, arguments=arguments)
         ran.add(operation.name)
         for query in captured.captured_queries:
             sql = query["sql"]
@@ -97,8 +115,13 @@ def test_every_operations_statements_filter_by_account(account):
         return data
 
     # Business memory: a kept version, an unflag, an eviction, a merge, a delete.
-    call(business.STORE, key="icp_definition", value="B2B SaaS, 50-500 staff.")
+    with django_capture_on_commit_callbacks(execute=True):  # promoted, as at a commit
+        call(business.STORE, key="icp_definition", value="B2B SaaS, 50-500 staff.", confidence=90)
     call(business.HISTORY, key="icp_definition")
+    # An agent's knowledge search counts the use of the entries it shows (entries_used).
+    agent = Actor.for_member(admin, oauth_application=application)
+    found = call(knowledge.SEARCH, as_actor=agent, query="B2B SaaS, 50-500 staff.")
+    assert found["hits"][0]["key"] == "icp_definition", found
     call(business.RESTORE_VERSION, key="icp_definition", version=1)
     flagged = Entry.objects.get(account=account, key="icp_definition", layer="account")
     flagged.set_flags(entry_flags("icp_definition", ORDER, None))

@@ -225,19 +225,42 @@ def test_tenancy_holds_on_the_replica(replica, admin, colleague, other_account):
 def test_reads_inside_a_transaction_and_whoever_is_signed_in_read_the_primary(replica, admin):
     from django.contrib.auth import get_user_model
 
-    from outreach.models import Member
+    from outreach.models import Member, Suppression
+    from prospect_memory.notes.models import Note
 
     router = routing.ReplicaRouter()
     token = routing._READING.set(ALIAS)
     try:
-        assert router.db_for_read(Member) == ALIAS
-        assert router.db_for_read(get_user_model()) is None  # who a request is: the primary
+        assert router.db_for_read(Note) == ALIAS  # the memories' data
+        # Who a request is, what it may do, whether to stop: the primary.
+        for model in (get_user_model(), Member, Suppression):
+            assert router.db_for_read(model) is None, model
         with transaction.atomic():
-            assert router.db_for_read(Member) is None
-        assert router.db_for_write(Member) == "default"
+            assert router.db_for_read(Note) is None
+        assert router.db_for_write(Note) == "default"
     finally:
         routing._READING.reset(token)
-    assert router.db_for_read(Member) is None  # outside a read
+    assert router.db_for_read(Note) is None  # outside a read
+
+
+def test_statements_go_to_a_replica_only_when_asked_and_only_reading(replica, admin):
+    from pgstatements import run
+
+    caught_up(replica)
+    where = "SELECT pg_is_in_recovery()"
+
+    def work():
+        return [
+            run((where, None))[0][0][0],  # not asked: the primary
+            run((where, None), replica=True)[0][0][0],  # asked, and it only reads
+            # Asked, but it takes row locks (a standby refuses them): the primary.
+            run(("SELECT 1 FROM pg_class WHERE false FOR SHARE", None), replica=True)[0],
+        ]
+
+    primary_answer, replica_answer, locked = routing.read(admin.account.pk, admin.member.pk, work)
+    assert primary_answer is False
+    assert replica_answer is True
+    assert locked == []
 
 
 def test_pages_read_from_the_replica_and_forms_remember_the_write(replica, admin, client):

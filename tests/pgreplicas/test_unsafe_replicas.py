@@ -1,5 +1,4 @@
-"""Replicas that must not serve, found by the attacker pass on the replica routing: one cut
-off from the primary (it has replayed all it received, so it looks caught up for ever), a
+"""Replicas that must not serve: one cut off from the primary (it has replayed all it received, so it looks caught up for ever), a
 promoted one, one restarted that has replayed nothing yet, one that cancels a read (a
 conflict with what it replays), one that is a copy of another database; and what stays the
 primary's even when a replica serves the read: whether to stop contacting a company, who
@@ -15,6 +14,7 @@ import psycopg
 import pytest
 from django.db import connection, connections
 from django.db.utils import load_backend
+from django.test import Client
 from django.urls import reverse
 from psycopg import sql
 
@@ -122,6 +122,13 @@ def test_whether_to_stop_is_the_primarys_answer(replica, admin, colleague):
         recall = call(colleague, notes.RECALL, domain="acme.dev")
         assert delta(before, served()) == {ALIAS: 1}  # the notes, from the replica
         assert recall["should_stop"] is True  # the suppression, from the primary
+        # The company's page, read from the replica too, says the same.
+        client = Client()
+        client.force_login(colleague.member.user)
+        with_page = served()
+        page = client.get(reverse("company", args=["acme.dev"]))
+        assert delta(with_page, served()) == {ALIAS: 1}
+        assert b"Not suppressed" not in page.content
 
 
 def test_a_restarted_replica_that_replayed_nothing_yet_fails_no_read(replica, admin, colleague):
