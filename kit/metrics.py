@@ -40,6 +40,9 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from outreach.observed import observed
+from outreach.ratelimit import RateLimited
+from prospect_memory.business.errors import IntegrityHold
+from prospect_memory.notes.errors import DailyLimitReached
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +72,7 @@ INTEGRITY_HOLDS = Counter(
 )
 
 #: Codes that are a rate limit or a budget reached, not a refusal of what was asked.
-_LIMIT_CODES = frozenset({"rate_limited", "daily_limit_reached"})
+_LIMIT_CODES = frozenset({RateLimited.code, DailyLimitReached.code})
 #: Paths no figure is kept of: files.
 _UNCOUNTED = ("/static/",)
 
@@ -127,7 +130,7 @@ class MetricsMiddleware:
         LATENCY.labels(surface, name).observe(elapsed)
         if outcome == "rate_limited":
             RATE_LIMITED.labels(surface).inc()
-        if code == "integrity_hold":
+        if code == IntegrityHold.code:
             INTEGRITY_HOLDS.inc()
 
 

@@ -10,7 +10,7 @@ this process has not yet: once, ~1 s) and the Celery broker answers when one is
 configured; else 503, naming what is not ready (reasons that name files are in the log,
 not the answer). A check that passes once stays passed where nothing can undo it
 (migrations, the model); a process reuses its last round of checks for
-``READY_FOR_SECONDS``, so probes cost it at most one round that often.
+``KIT_READINESS_REUSE_SECONDS``, so probes cost it at most one round that often.
 """
 
 from __future__ import annotations
@@ -85,9 +85,10 @@ def _broker() -> str | None:
         return None
     from kombu import Connection
 
+    wait = settings.KIT_READINESS_BROKER_TIMEOUT_SECONDS
     try:
-        with Connection(url, connect_timeout=0.5) as broker:  # type: ignore[no-untyped-call]  # kombu: no types
-            broker.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=0.5)
+        with Connection(url, connect_timeout=wait) as broker:  # type: ignore[no-untyped-call]  # kombu: no types
+            broker.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=wait)
     except Exception as error:  # kombu raises its transport's own errors
         return f"the broker does not answer ({type(error).__name__})"
     return None
@@ -102,11 +103,6 @@ CHECKS: dict[str, Callable[[], str | None]] = {
 }
 
 
-#: How long a process answers with its last round of checks: probes, and anyone else who
-#: asks (no sign-in), cost it at most one round this often (a broker that does not answer
-#: takes a second to say so).
-READY_FOR_SECONDS = 5.0
-
 _last: tuple[float, dict[str, str]] | None = None
 _checking = threading.Lock()
 
@@ -114,7 +110,8 @@ _checking = threading.Lock()
 def _problems() -> dict[str, str]:
     global _last
     with _checking:  # one round at a time: the others wait for its answer
-        if _last is not None and time.monotonic() - _last[0] < READY_FOR_SECONDS:
+        reuse = settings.KIT_READINESS_REUSE_SECONDS
+        if _last is not None and time.monotonic() - _last[0] < reuse:
             return _last[1]
         problems: dict[str, str] = {}
         for name, check in CHECKS.items():

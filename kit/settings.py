@@ -299,6 +299,13 @@ OAUTH2_PROVIDER = {
 KIT_PUBLIC_URL = env("KIT_PUBLIC_URL", default="")
 # The token a Prometheus scraper sends to read GET /metrics; unset: no figures are served.
 KIT_METRICS_TOKEN = env("KIT_METRICS_TOKEN", default="")
+# /readyz (kit/readiness.py): a process answers with its last round of checks for this
+# long, so probes (and anyone, no sign-in needed) cost it at most one round that often;
+# the broker is given this long to answer.
+KIT_READINESS_REUSE_SECONDS = env.float("KIT_READINESS_REUSE_SECONDS", default=5.0)
+KIT_READINESS_BROKER_TIMEOUT_SECONDS = env.float(
+    "KIT_READINESS_BROKER_TIMEOUT_SECONDS", default=0.5
+)
 KIT_ADDRESS = env("KIT_ADDRESS", default="127.0.0.1:8000")
 # The authorization server's one issuer (RFC 8414, RFC 9207) is that origin too: metadata,
 # its endpoints, `iss` in redirects and the resources' `authorization_servers` name it.

@@ -96,6 +96,11 @@ SELECT lsn FROM {POSITIONS}
 # After a write: the primary's insert position covers the write's commit record. Kept
 # without waiting for the disk: a position lost in a crash is an earlier one kept (never
 # a later one), so what the member wrote last may be read from the primary.
+_FORGET = f"""
+DELETE FROM {POSITIONS}
+ WHERE account_id = %s AND (%s::bigint IS NULL OR member_id = %s::bigint)
+"""  # noqa: S608  (a constant)
+
 _WROTE = f"""
 INSERT INTO {POSITIONS} (account_id, member_id, lsn)
 SELECT %s, %s, (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint
@@ -259,6 +264,14 @@ def wrote(account_id: int, member_id: int) -> None:
         transaction.on_commit(lambda: _remember(account_id, member_id))
     else:
         _remember(account_id, member_id)
+
+
+def forget_writer(account_id: int, member_id: int | None = None) -> int:
+    """Forget where a member's writes reached (every member's of the account when
+    ``member_id`` is None): a member who leaves, an account erased. How many were kept."""
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(_FORGET, [account_id, member_id, member_id])
+        return int(cursor.rowcount)
 
 
 def _remember(account_id: int, member_id: int) -> None:

@@ -28,6 +28,7 @@ from outreach.models import (
     OAuthGrantAccount,
     OAuthRefreshTokenAccount,
 )
+from pgreplicas.routing import forget_writer
 from prospect_memory.core.lifecycle import lifecycles
 from prospect_memory.core.lifecycle.removing import (
     FORMER_MEMBER,
@@ -140,6 +141,7 @@ def member_leaving(member: Member, *, by: str) -> Erased:
     with transaction.atomic():
         counts = summed(*(memory.member_leaving(member, names) for memory in lifecycles()))
         counts["tokens_revoked"] = _revoke_tokens(member.user_id, account_id)
+        forget_writer(account_id, member.pk)  # where their writes reached (read replicas)
         Erasure.objects.filter(account_ref=account_id, actor__in=names).update(actor=FORMER_MEMBER)
         return _record(Erasure.Kind.MEMBER, account_id, f"member:{member.pk}", by, counts)
 
@@ -185,6 +187,7 @@ def erase_account(account: Account, *, by: str) -> Erased:
         for memory in lifecycles():
             memory.lock_account(account_id)
         counts = {"tokens_revoked": _revoke_tokens(None, account_id)}
+        forget_writer(account_id)  # where its members' writes reached (read replicas)
         tenant_models = _account_models()
         counts["admin_log_entries"] = _forget_admin_log_of_account(
             tenant_models, account_id

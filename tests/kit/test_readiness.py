@@ -60,7 +60,7 @@ def test_a_model_that_cannot_load_is_named(client, settings):
 @pytest.mark.django_db
 def test_a_process_checks_at_most_once_in_a_while(client, settings, django_assert_num_queries):
     """Probes, and anyone who asks without signing in, cost a process at most one round of
-    checks every READY_FOR_SECONDS: a broker that does not answer takes time to say so."""
+    checks every KIT_READINESS_REUSE_SECONDS: a broker that does not answer takes time to say so."""
     settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"
     first = client.get("/readyz")
     with django_assert_num_queries(0):
