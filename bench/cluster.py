@@ -117,14 +117,20 @@ def start_web(name: str, env: dict[str, str]) -> None:
 
 
 def start_worker(name: str, env: dict[str, str]) -> None:
-    subprocess.run(
-        [
-            sys.executable, "-m", "celery", "-A", "kit", "worker", "--detach",
-            "--concurrency", "1", "-n", f"{name}@%h",
-            "--pidfile", str(HOME / f"{name}.pid"), "--logfile", str(HOME / f"{name}.log"),
-        ],
-        cwd=ROOT, env=env, check=True,
-    )  # fmt: skip
+    # A worker logs to its standard error (kit/celery.py), kept in its log file here.
+    with (HOME / f"{name}.log").open("a") as log:
+        subprocess.Popen(
+            [
+                sys.executable, "-m", "celery", "-A", "kit", "worker",
+                "--concurrency", "1", "-n", f"{name}@%h",
+                "--pidfile", str(HOME / f"{name}.pid"),
+            ],
+            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            start_new_session=True,
+        )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while _pid(name) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 def up() -> None:

@@ -1,18 +1,23 @@
 """Fault runs on the local cluster (``scripts/cluster faults``, after ``scripts/cluster up``).
 
-For each fault, agents save notes and recall them over REST through the cluster's one
-address for a fixed time while the fault happens and is mended. Then the primary is read:
-every save the cluster acknowledged (201 and a note id) must be there. Reported per fault:
-requests, answers other than 2xx and requests that got no answer at all, saves acknowledged
-and lost, and the seconds from the fault's mending until the replica serves reads again
+For each fault, ``scripts/load``'s agents (``bench/load.py``: over MCP, each recalls a
+company, saves findings with unique markers and now and then compacts a dossier) work
+through the cluster's one address for a fixed time while the fault happens and is mended.
+Then the load's correctness checker reads the primary (every acknowledged save stored
+exactly once, in its account; no dossier or day over its limit), and every active note of
+the cluster must be embedded within 60 s. Reported per fault: requests, answers by status
+(0: no answer at all), acknowledged saves and those lost, what else the checker found, and
+the seconds from the fault's mending until the replica serves reads again
 (``kit_database_reads_total{database="replica1"}`` rising on the web nodes' own ports).
 
 Faults: the replica stopped, a web node killed (SIGKILL, master and workers), a Celery
-worker killed while embeddings are queued, the primary restarted.
+worker's process killed in the middle of a task (a backfill re-embedding every note), a
+whole Celery worker killed, the primary restarted.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -20,76 +25,23 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
 import urllib.request
-import uuid
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
 import psycopg
 
-from bench.cluster import ADDRESS, HOME, METRICS_TOKEN, NODES, ROOT, _environment, _pid
-
-TODAY = time.strftime("%Y-%m-%d")
-
-
-@dataclass
-class Tally:
-    requests: int = 0
-    answers: Counter[int] = field(default_factory=Counter)
-    unanswered: int = 0
-    saved: list[str] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-def _call(
-    token: str, method: str, path: str, body: dict[str, Any] | None, tally: Tally
-) -> dict[str, Any] | None:
-    request = urllib.request.Request(
-        f"http://{ADDRESS}{path}",
-        method=method,
-        data=json.dumps(body).encode() if body is not None else None,
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310
-            status = answer.status
-            data: dict[str, Any] | None = json.loads(answer.read())
-    except urllib.error.HTTPError as error:
-        status, data = error.code, None
-    except OSError:
-        with tally.lock:
-            tally.requests += 1
-            tally.unanswered += 1
-        return None
-    with tally.lock:
-        tally.requests += 1
-        tally.answers[status] += 1
-    return data
-
-
-def _manage(*args: str) -> str:
-    answer = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT, env=_environment(), capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return answer.stdout.strip()
-
-
-def _agents(run: str) -> tuple[str, str]:
-    """A fresh account per run (its daily save limit is its own): a writer and a reader."""
-    slug = f"faults-{run}"
-    _manage("create_account", slug, "--name", f"Faults {run}")
-    _manage("create_member", slug, f"writer@{slug}.test", "--module-admin")
-    _manage("create_member", slug, f"reader@{slug}.test")
-    base = f"--base-url=http://{ADDRESS}"
-    return (
-        _manage("issue_token", slug, f"writer@{slug}.test", base),
-        _manage("issue_token", slug, f"reader@{slug}.test", base),
-    )
+from bench.cluster import (
+    ADDRESS,
+    HOME,
+    METRICS_TOKEN,
+    NODES,
+    ROOT,
+    WORKERS,
+    _environment,
+    _pid,
+)
 
 
 def _replica_reads() -> float:
@@ -109,57 +61,85 @@ def _replica_reads() -> float:
     return total
 
 
-def _load(writer: str, reader: str, tally: Tally, until: float) -> None:
-    def writes() -> None:
-        while time.monotonic() < until:
-            marker = uuid.uuid4().hex[:12]
-            data = _call(
-                writer,
-                "POST",
-                "/api/v1/notes",
-                {
-                    "domain": f"fault{marker[:1]}.com",
-                    "body": f"Fault run finding {marker}.",
-                    "source_urls": [f"https://example.com/{marker}"],
-                    "observed_at": TODAY,
-                },
-                tally,
-            )
-            if data is not None and "note" in data.get("data", {}):
-                with tally.lock:
-                    tally.saved.append(data["data"]["note"]["id"])
-            time.sleep(1.05)  # within the write budget of 60 a minute per client
-
-    def reads() -> None:
-        while time.monotonic() < until:
-            _call(reader, "GET", "/api/v1/recall?domain=fault0.com", None, tally)
-
-    threads = [threading.Thread(target=writes)] + [threading.Thread(target=reads) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+def _primary() -> psycopg.Connection[Any]:
+    primary = json.loads((HOME / "state.json").read_text())["primary"]
+    return psycopg.connect(
+        dbname=primary["NAME"],
+        user=primary["USER"],
+        host=primary["HOST"],
+        port=primary["PORT"],
+        autocommit=True,
+    )
 
 
 def _checked(saved: list[str], wait: float = 60) -> tuple[int, int]:
-    """Of the acknowledged saves: how many the primary does not hold, and how many are not
-    embedded yet after waiting up to ``wait`` seconds for the workers."""
-    state = json.loads((HOME / "state.json").read_text())
-    primary = state["primary"]
-    with psycopg.connect(
-        dbname=primary["NAME"], user=primary["USER"], host=primary["HOST"], port=primary["PORT"]
-    ) as conn:
+    """How many of the acknowledged saves the primary does not hold, and how many active
+    notes of the cluster still wait for their embedding after up to ``wait`` seconds."""
+    with _primary() as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM prospect_memory_note WHERE id = ANY(%s::uuid[])", [saved]
+        ).fetchone()
+        lost = len(saved) - int(row[0] if row else 0)
         deadline = time.monotonic() + wait
         while True:
-            row = conn.execute(
-                "SELECT count(*), count(*) FILTER (WHERE embedding_status <> 'ready') "
-                "FROM prospect_memory_note WHERE id = ANY(%s::uuid[])",
-                [saved],
-            ).fetchone()
-            found, waiting = (int(row[0]), int(row[1])) if row else (0, 0)
+            row = conn.execute(_WAITING).fetchone()
+            waiting = int(row[0]) if row else 0
             if not waiting or time.monotonic() > deadline:
-                return len(saved) - found, waiting
+                return lost, waiting
             time.sleep(1)
+
+
+_WAITING = (
+    "SELECT count(*) FROM prospect_memory_note "
+    "WHERE status = 'active' AND embedding_status <> 'ready'"
+)
+
+
+def _kill_a_task_midway() -> None:
+    """Active notes of the cluster to embed again, one backfill task queued for them,
+    and the worker process running it killed (SIGKILL) once it has embedded some but not
+    all: Celery gives the task back to the queue (``acks_late``, ``reject_on_worker_lost``)
+    and a worker runs it again from where the notes stand."""
+    with _primary() as conn:
+        # As many as one backfill task takes (its limit is 1,000): what is left after the
+        # kill is that task's to finish, run again, with no other task's help.
+        conn.execute(
+            "UPDATE prospect_memory_note SET embedding_status = 'pending' WHERE id IN "
+            "(SELECT id FROM prospect_memory_note WHERE status = 'active' "
+            " ORDER BY created_at DESC LIMIT 900)"
+        )
+        row = conn.execute(_WAITING).fetchone()
+        queued = int(row[0]) if row else 0
+        subprocess.run(
+            [sys.executable, "-m", "celery", "-A", "kit", "call",
+             "prospect_memory.tasks.backfill_embeddings"],
+            cwd=ROOT, env=_environment(), capture_output=True, check=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        left = queued
+        while time.monotonic() < deadline:
+            row = conn.execute(_WAITING).fetchone()
+            left = int(row[0]) if row else 0
+            if 0 < left < queued:  # the task is under way
+                break
+            time.sleep(0.02)
+    children = [
+        child
+        for name in WORKERS
+        if (pid := _pid(name)) is not None
+        for child in psutil.Process(pid).children()
+    ]
+    before = {child.pid: child.cpu_times().user for child in children}
+    time.sleep(0.2)
+    busy = max(children, key=lambda child: child.cpu_times().user - before[child.pid])
+    busy.send_signal(signal.SIGKILL)
+    with _primary() as conn:
+        row = conn.execute(_WAITING).fetchone()
+    print(
+        json.dumps({"killed": busy.pid, "notes to embed": queued, "left at the kill": left,
+                    "left after it": int(row[0]) if row else 0}),
+        flush=True,
+    )  # fmt: skip
 
 
 def _kill_tree(name: str) -> None:
@@ -200,7 +180,9 @@ def _faults() -> dict[str, tuple[Callable[[], None], Callable[[], None]]]:
     return {
         "replica stopped": (stop_replica, start_replica),
         "web node killed": (lambda: _kill_tree("web1"), lambda: start_web("web1", _environment())),
-        "worker killed mid-task": (
+        # The worker's main process starts a new pool process by itself.
+        "worker killed mid-task": (_kill_a_task_midway, lambda: None),
+        "a whole worker killed": (
             lambda: _kill_tree("worker1"),
             lambda: start_worker("worker1", _environment()),
         ),
@@ -208,20 +190,40 @@ def _faults() -> dict[str, tuple[Callable[[], None], Callable[[], None]]]:
     }
 
 
+def _with_django() -> None:
+    """This process as the cluster's web nodes are (its database, its keys), for the load's
+    agents and its checker."""
+    import django
+
+    os.environ.update(_environment())
+    os.environ["LOG_LEVEL"] = "WARNING"
+    django.setup()
+
+
 def run(seconds: float = 20.0, only: list[str] | None = None) -> list[dict[str, object]]:
-    rows = []
+    _with_django()
+    from django.db import connections
+
+    from bench.load import check, drive, make_agents
+
+    rows: list[dict[str, object]] = []
     faults = _faults()
     unknown = set(only or ()) - set(faults)
     if unknown:
         raise SystemExit(f"cluster: no fault named {sorted(unknown)}; known: {sorted(faults)}")
+    base = f"http://{ADDRESS}"
     for name, (inject, mend) in faults.items():
         if only and name not in only:
             continue
-        writer, reader = _agents(uuid.uuid4().hex[:6])
-        tally = Tally()
-        until = time.monotonic() + seconds
-        load = threading.Thread(target=_load, args=(writer, reader, tally, until))
-        load.start()
+        connections.close_all()
+        agents = make_agents(8, 2, base)
+        ran: dict[str, Any] = {}
+
+        def load(agents: list[Any] = agents, ran: dict[str, Any] = ran) -> None:
+            ran["outcome"] = asyncio.run(drive(base, agents, seconds))
+
+        thread = threading.Thread(target=load)
+        thread.start()
         time.sleep(seconds / 4)
         inject()
         time.sleep(seconds / 4)
@@ -229,24 +231,32 @@ def run(seconds: float = 20.0, only: list[str] | None = None) -> list[dict[str, 
         mend()
         mended = time.monotonic()
         back = None
-        while time.monotonic() < until + 30:
+        while time.monotonic() < mended + seconds + 30:
             if _replica_reads() > before:
                 back = time.monotonic() - mended
                 break
             time.sleep(0.2)
-        load.join()
-        lost, unembedded = _checked(tally.saved)
+        thread.join()
+        outcome = ran["outcome"]
+        connections.close_all()  # a fault may have ended this process's connections too
+        problems = [p for p in check(outcome) if "were 5xx" not in p]
+        missing = [p for p in problems if p.endswith("is missing")]
+        _, unembedded = _checked([])
+        statuses = outcome.statuses
         rows.append({
             "fault": name,
-            "requests": tally.requests,
-            "not 2xx": sum(n for status, n in tally.answers.items() if status >= 300),
-            "statuses": ", ".join(f"{k}: {v}" for k, v in sorted(tally.answers.items())),
-            "no answer": tally.unanswered,
-            "saves acknowledged": len(tally.saved),
-            "saves lost": lost,
-            "not embedded after 60 s": unembedded,
+            "requests": outcome.requests,
+            "not 2xx": sum(n for status, n in statuses.items() if status != 200),
+            "statuses": ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items())),
+            "errors in answers": ", ".join(f"{k}: {v}" for k, v in outcome.codes.most_common()),
+            "saves acknowledged": len(outcome.saves),
+            "saves lost": len(missing),
+            "other problems": len(problems) - len(missing),
+            "notes not embedded after 60 s": unembedded,
             "replica reads again after (s)": None if back is None else round(back, 1),
         })  # fmt: skip
+        for problem in problems[:10]:
+            print(f"  {name}: {problem}", file=sys.stderr)
         print(json.dumps(rows[-1]), flush=True)
     return rows
 

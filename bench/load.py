@@ -51,22 +51,31 @@ async def _call(http, base, agent, tool, arguments, outcome: Outcome):
         "params": {"name": tool, "arguments": arguments},
     }
     start = time.perf_counter()
-    response = await http.post(
-        f"{base}/mcp",
-        content=json.dumps(message),
-        headers={
-            "Authorization": f"Bearer {agent.token}",
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2025-11-25",
-        },
-    )
+    try:
+        response = await http.post(
+            f"{base}/mcp",
+            content=json.dumps(message),
+            headers={
+                "Authorization": f"Bearer {agent.token}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": "2025-11-25",
+            },
+        )
+    except httpx2.TransportError:  # no answer at all (a server killed, a connection reset)
+        outcome.requests += 1
+        outcome.statuses[0] += 1
+        return None
     outcome.latency[tool].append((time.perf_counter() - start) * 1000)
     outcome.requests += 1
     outcome.statuses[response.status_code] += 1
     if response.status_code != 200:
         return None
-    result = response.json()["result"]
+    answer = response.json()
+    if "result" not in answer:  # a JSON-RPC error (the database gone for a moment, say)
+        outcome.codes[f"jsonrpc {answer.get('error', {}).get('code')}"] += 1
+        return None
+    result = answer["result"]
     payload = result["structuredContent"]
     if result["isError"]:
         outcome.codes[payload["error"]["code"]] += 1

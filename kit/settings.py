@@ -351,8 +351,6 @@ SPECTACULAR_SETTINGS = {
 # enqueued; production and CI point CELERY_BROKER_URL at Redis.
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
-# A worker's lines go through Django's logging (JSON, kit/logs.py) like the web's.
-CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -61,6 +61,7 @@ def test_a_cluster_comes_up_serves_survives_a_fault_and_goes_down():
         assert row["saves lost"] == 0
         assert row["not 2xx"] == 0
         assert row["saves acknowledged"] > 0
+        assert row["other problems"] == 0
     finally:
         stopped = cluster("down", "--wipe")
         shutil.rmtree(home, ignore_errors=True)

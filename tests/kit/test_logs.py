@@ -167,3 +167,57 @@ def test_a_live_servers_log_holds_no_token_secret_or_text():
     ]
     for secret in secrets:
         assert secret not in log, f"the log holds {secret[:12]}…"
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_celery_workers_lines_are_json_too():
+    """A real worker process (Redis as the broker, as in CI): Celery adds no handler of its
+    own (kit/celery.py), so its lines are Django's JSON lines on standard error."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import redis
+    from django.db import connection
+
+    from kit.db import database_url
+    from tests.live import ROOT
+
+    try:
+        redis.Redis(socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        pytest.skip("no Redis on 127.0.0.1:6379 (CI starts one)")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "kit.settings",
+        "DATABASE_URL": database_url(connection.settings_dict),
+        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/12",
+    }
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "kit", "worker", "--pool", "solo",
+         "-n", "logs@%h", "-l", "INFO"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    lines = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = worker.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if "ready." in line:
+                break
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.communicate(timeout=30)
+    ready = [line for line in lines if "ready." in line]
+    assert ready, "".join(lines)[-3000:]
+    assert json.loads(ready[0])["logger"] == "celery.apps.worker"
+    logged = [line for line in lines if line.lstrip().startswith("{")]
+    assert len(logged) >= 2
+    assert all(json.loads(line)["level"] for line in logged)
+    assert not [line for line in lines if re.match(r"\[\d{4}-\d\d-\d\d .*: (INFO|WARNING)/", line)]
