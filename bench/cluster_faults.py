@@ -123,12 +123,16 @@ def _kill_a_task_midway() -> None:
             if 0 < left < queued:  # the task is under way
                 break
             time.sleep(0.02)
+    if not 0 < left < queued:
+        raise SystemExit(f"cluster: the backfill did not start within 60 s ({left} of {queued})")
     children = [
         child
         for name in WORKERS
         if (pid := _pid(name)) is not None
         for child in psutil.Process(pid).children()
     ]
+    if not children:
+        raise SystemExit("cluster: no Celery worker process to kill")
     before = {child.pid: child.cpu_times().user for child in children}
     time.sleep(0.2)
     busy = max(children, key=lambda child: child.cpu_times().user - before[child.pid])

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import Error as DatabaseFailure
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
@@ -191,7 +191,7 @@ def _scrape() -> bytes:
     )
     try:
         database = generate_latest(read)
-    except DatabaseError as error:
+    except DatabaseFailure as error:
         # The counts are what an operator needs most when the database is down: served.
         logger.warning("the database's figures could not be read: %s", type(error).__name__)
         database, answered = b"", 0

@@ -121,6 +121,9 @@ else:
     DATABASES = {"default": embedded_database(DATA_DIR)}
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# A database that drops packets is known in seconds, not at the kernel's two minutes: a
+# request (a probe, a scrape) answers instead of waiting for its worker to be killed.
+DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
 # Parameters are bound by PostgreSQL (not spliced into the SQL text by the client), so a
 # statement a connection runs again can be prepared once and only executed after that:
 # psycopg prepares any statement after its 5th use on a connection, and the agent hot paths

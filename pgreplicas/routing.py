@@ -131,7 +131,9 @@ class ReplicaRouter:
             return None
         if model is None or model._meta.app_label in settings.DATABASE_REPLICA_READ_APPS:
             return alias
-        return None
+        # Said outright: left to Django, a row related to one read on the replica (a
+        # note's member, a dossier's account) would be read there too.
+        return DEFAULT_DB_ALIAS
 
     def db_for_write(self, model: type[Any], **hints: Any) -> str:
         return DEFAULT_DB_ALIAS

@@ -178,7 +178,9 @@ def test_a_celery_workers_lines_are_json_too():
     import signal
     import subprocess
     import sys
+    import tempfile
     import time
+    from pathlib import Path
 
     import redis
     from django.db import connection
@@ -195,25 +197,23 @@ def test_a_celery_workers_lines_are_json_too():
         "DJANGO_SETTINGS_MODULE": "kit.settings",
         "DATABASE_URL": database_url(connection.settings_dict),
         "CELERY_BROKER_URL": "redis://127.0.0.1:6379/12",
+        "LOG_LEVEL": "INFO",  # the worker's level is Django's (-l has no effect)
     }
+    log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)  # noqa: SIM115
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "kit", "worker", "--pool", "solo",
-         "-n", "logs@%h", "-l", "INFO"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [sys.executable, "-m", "celery", "-A", "kit", "--quiet", "worker", "--pool", "solo",
+         "-n", "logs@%h"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
-    lines = []
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = worker.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if "ready." in line:
-                break
+        while "ready." not in Path(log.name).read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
     finally:
         worker.send_signal(signal.SIGTERM)
-        worker.communicate(timeout=30)
+        worker.wait(timeout=30)
+    lines = Path(log.name).read_text().splitlines(keepends=True)
+    Path(log.name).unlink()
     ready = [line for line in lines if "ready." in line]
     assert ready, "".join(lines)[-3000:]
     assert json.loads(ready[0])["logger"] == "celery.apps.worker"

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import time
 import urllib.error
 import urllib.request
 
@@ -170,10 +172,20 @@ def test_two_workers_counts_are_added_up_by_one_scrape(tmp_path):
         base_url=server.url,
     )
     try:
+        # One worker held by a request that has not finished arriving (a sync worker reads
+        # it to the end), so the other answers the 40 that follow; then it arrives whole.
+        # Each worker has counted, whichever the kernel gave the first connection to.
+        held = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+        held.sendall(b"GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        time.sleep(0.5)  # accepted by one worker, which now waits for the rest
         calls = 40
-        for _ in range(calls):  # a new connection each: either worker may answer
+        for _ in range(calls):
             with urllib.request.urlopen(f"{server.url}/favicon.ico", timeout=10) as answer:  # noqa: S310
                 assert answer.status == 200
+        held.sendall(b"Connection: close\r\n\r\n")
+        assert held.recv(64).startswith(b"HTTP/1.1 200")
+        held.close()
+        calls += 1
         for probe in ("healthz", "readyz"):
             with urllib.request.urlopen(f"{server.url}/{probe}", timeout=30) as answer:  # noqa: S310
                 assert answer.status == 200
@@ -213,6 +225,19 @@ def test_two_workers_counts_are_added_up_by_one_scrape(tmp_path):
     assert value(text, "kit_request_seconds_count", surface="mcp", name=tool) == 1
     workers = {path.name.split("_")[-1] for path in folder.glob("counter_*.db")}
     assert len(workers) == 2, sorted(path.name for path in folder.iterdir())
+    # What each worker counted, read from its own file: the scrape added the two.
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    each = []
+    for path in folder.glob("counter_*.db"):
+        for family in MultiProcessCollector.merge([str(path)], accumulate=True):
+            each += [
+                sample.value
+                for sample in family.samples
+                if sample.name == "kit_requests_total"
+                and sample.labels == {"surface": "page", "name": "favicon", "outcome": "ok"}
+            ]
+    assert sorted(each) == [1, 40]
 
 
 @pytest.mark.live

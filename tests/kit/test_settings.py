@@ -137,9 +137,18 @@ def _database_options(env) -> dict:
 
 def test_statements_are_bound_by_the_server_and_prepared_unless_turned_off(tmp_path):
     env = _production_env(tmp_path)
-    assert _database_options(env) == {"server_side_binding": True, "prepare_threshold": 5}
+    bounded = {"connect_timeout": 5}  # a database that drops packets is known in seconds
+    assert _database_options(env) == {
+        **bounded,
+        "server_side_binding": True,
+        "prepare_threshold": 5,
+    }
     env["DATABASE_PREPARED_STATEMENTS"] = "false"
-    assert _database_options(env) == {"server_side_binding": True, "prepare_threshold": None}
+    assert _database_options(env) == {
+        **bounded,
+        "server_side_binding": True,
+        "prepare_threshold": None,
+    }
 
 
 def test_a_misspelt_settings_key_is_refused_by_the_check_and_at_first_use(tmp_path):

@@ -127,7 +127,7 @@ def promoted_nearest(
         "model": model if vector is not None else "",
     }
     if vector is None:
-        ((count,),) = run_one(statements["promoted_not_compared"], params)
+        ((count,),) = run_one(statements["promoted_not_compared"], params, replica=True)
         return NearEntries(found=[], not_compared=count)
     rows, ((count,),) = run(
         (
@@ -135,6 +135,7 @@ def promoted_nearest(
             {**params, "vector": vector_param(vector), "limit": limit},
         ),
         (statements["promoted_not_compared"], params),
+        replica=True,  # counted by the caller that shows them, on the primary
     )
     ring = keyring()
     found = [(view_from_row(row, ring), float(row[AFTER_VIEW])) for row in rows]
