@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import InterfaceError, OperationalError
+
 from outreach.characters import cut, readable
 from outreach.errors import InsufficientScope, KitError
 from outreach.mcp.registry import listing, registry
@@ -280,6 +282,10 @@ def _call(
         return Reply(403, reply.body, missing_scope=operation.scope)
     except KitError as error:
         return ok(_result(error.as_dict(), is_error=True, modern=modern))
+    except (OperationalError, InterfaceError):
+        # The database went away mid-call: answered as every surface answers it (503
+        # service_unavailable, retry; nothing half-written: kit.middleware), not as a fault.
+        raise
     except Exception:
         logger.exception("MCP tool %s failed", operation.name)
         return error_reply(request_id, INTERNAL_ERROR, "Internal error; the call may be retried.")

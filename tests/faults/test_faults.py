@@ -97,6 +97,49 @@ def test_database_connections_dropped_mid_traffic(live_kit, module_admin):
         assert ok.status_code == 200
 
 
+def test_database_connections_dropped_mid_tool_calls(live_kit, module_admin):
+    """Over MCP as over REST: a tool call that loses the database answers 503
+    service_unavailable (retry), never a JSON-RPC internal error."""
+    token = token_for(module_admin, live_kit.url)
+    answers, stop = [], threading.Event()
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "outreach_recall_prospect_context", "arguments": {"domain": "acme.dev"}},
+    }
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+
+    def traffic():
+        with httpx2.Client(timeout=30) as http:
+            while not stop.is_set():
+                response = http.post(f"{live_kit.url}/mcp", json=call, headers=headers)
+                answers.append((response.status_code, response.text))
+
+    thread = threading.Thread(target=traffic)
+    thread.start()
+    with connection.cursor() as cursor:
+        for _ in range(8):
+            time.sleep(0.25)
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE pid <> pg_backend_pid() AND datname = current_database()"
+            )
+    stop.set()
+    thread.join(60)
+    assert answers
+    for status, text in answers:
+        if status == 503:
+            assert json.loads(text)["error"]["code"] == "service_unavailable"
+        else:
+            assert status == 200, (status, text[:300])
+            assert "result" in json.loads(text), text[:300]
+
+
 def _redis_server():
     return shutil.which("redis-server") or next(
         (p for p in ("/usr/bin/redis-server", "/usr/sbin/redis-server") if Path(p).exists()), None
