@@ -45,6 +45,22 @@ def save_over_http(base, token, marker):
     )
 
 
+def dropping_connections_during(traffic, stop: threading.Event) -> None:
+    """``traffic`` on a thread of its own while every other connection to the test database
+    is dropped eight times, 0.25 s apart; then ``stop`` is set and the thread waited for."""
+    thread = threading.Thread(target=traffic)
+    thread.start()
+    with connection.cursor() as cursor:
+        for _ in range(8):
+            time.sleep(0.25)
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE pid <> pg_backend_pid() AND datname = current_database()"
+            )
+    stop.set()
+    thread.join(60)
+
+
 def test_database_connections_dropped_mid_traffic(live_kit, module_admin):
     token = token_for(module_admin, live_kit.url)
     answers, stop = [], threading.Event()
@@ -63,17 +79,7 @@ def test_database_connections_dropped_mid_traffic(live_kit, module_admin):
                     response = save_over_http(live_kit.url, token, f"t{i}")
                 answers.append((response.status_code, response.text, i))
 
-    thread = threading.Thread(target=traffic)
-    thread.start()
-    with connection.cursor() as cursor:
-        for _ in range(8):
-            time.sleep(0.25)
-            cursor.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE pid <> pg_backend_pid() AND datname = current_database()"
-            )
-    stop.set()
-    thread.join(60)
+    dropping_connections_during(traffic, stop)
     assert answers
     from collections import Counter
 
@@ -120,17 +126,7 @@ def test_database_connections_dropped_mid_tool_calls(live_kit, module_admin):
                 response = http.post(f"{live_kit.url}/mcp", json=call, headers=headers)
                 answers.append((response.status_code, response.text))
 
-    thread = threading.Thread(target=traffic)
-    thread.start()
-    with connection.cursor() as cursor:
-        for _ in range(8):
-            time.sleep(0.25)
-            cursor.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE pid <> pg_backend_pid() AND datname = current_database()"
-            )
-    stop.set()
-    thread.join(60)
+    dropping_connections_during(traffic, stop)
     assert answers
     for status, text in answers:
         if status == 503:

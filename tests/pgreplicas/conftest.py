@@ -77,6 +77,13 @@ def caught_up(standby: Standby) -> None:
     wait_for(replayed, timeout=30, what="the standby to replay the primary's WAL")
 
 
+def call(actor, operation, **arguments):
+    """``operation`` for ``actor`` as the MCP and REST adapters run it."""
+    from outreach import operations, scopes
+
+    return operations.execute(operation, actor=actor, granted=scopes.ALL, arguments=arguments)
+
+
 class Paused:
     """The standby's replay paused (``pg_wal_replay_pause()``) while the block runs."""
 

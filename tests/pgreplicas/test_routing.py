@@ -10,7 +10,6 @@ import pytest
 from django.db import connection, connections, transaction
 from django.urls import reverse
 
-from outreach import operations, scopes
 from outreach.access import Actor
 from pgreplicas import routing
 from pgreplicas.models import WritePosition
@@ -18,13 +17,9 @@ from prospect_memory.business import operations as business
 from prospect_memory.knowledge import operations as knowledge
 from prospect_memory.notes import operations as notes
 from tests import factories
-from tests.pgreplicas.conftest import ALIAS, Paused, caught_up
+from tests.pgreplicas.conftest import ALIAS, Paused, call, caught_up
 
 TODAY = time.strftime("%Y-%m-%d")
-
-
-def call(actor, operation, **arguments):
-    return operations.execute(operation, actor=actor, granted=scopes.ALL, arguments=arguments)
 
 
 def save(actor, body, domain="acme.dev"):

@@ -19,7 +19,6 @@ from django.urls import reverse
 from psycopg import sql
 
 from kit.standby import Standby
-from outreach import operations, scopes
 from outreach import services as crm
 from outreach.access import Actor
 from outreach.models import Member, Suppression
@@ -29,14 +28,10 @@ from prospect_memory.notes import operations as notes
 from prospect_memory.notes.models import Note
 from tests import factories
 from tests.helpers import wait_for
-from tests.pgreplicas.conftest import ALIAS, Paused, caught_up
+from tests.pgreplicas.conftest import ALIAS, Paused, call, caught_up
 
 TODAY = time.strftime("%Y-%m-%d")
 BODY = "Acme raised a Series B of 40M led by Example Ventures."
-
-
-def call(actor, operation, **arguments):
-    return operations.execute(operation, actor=actor, granted=scopes.ALL, arguments=arguments)
 
 
 def save(actor, body=BODY, domain="acme.dev"):
