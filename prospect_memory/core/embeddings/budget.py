@@ -8,6 +8,7 @@ embedding and the pipeline (``prospect_memory.core.embedding_pipeline``) finishe
 from __future__ import annotations
 
 import logging
+import os
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -17,8 +18,24 @@ from prospect_memory.core.embeddings import EmbeddingError, EmbeddingProvider, g
 
 logger = logging.getLogger(__name__)
 
-# Threads outlive a timed-out call without blocking the request that gave up on it.
-_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="kit-embed")
+
+def _new_pool() -> ThreadPoolExecutor:
+    # Threads outlive a timed-out call without blocking the request that gave up on it.
+    return ThreadPoolExecutor(max_workers=8, thread_name_prefix="kit-embed")
+
+
+_pool = _new_pool()
+
+
+def _pool_after_fork() -> None:
+    # A forked child has none of its parent's threads, but the pool it inherits counts its
+    # parent's idle ones: it would queue each call for a thread that never comes, and every
+    # write would wait out its budget. The child starts a pool of its own.
+    global _pool
+    _pool = _new_pool()
+
+
+os.register_at_fork(after_in_child=_pool_after_fork)
 
 
 @dataclass(frozen=True)

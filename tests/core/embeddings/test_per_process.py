@@ -131,3 +131,25 @@ def test_the_prepacked_session_gives_the_same_vectors():
     )
     with pytest.raises(ValueError, match="prepack"):
         SemanticProvider(prepack="yes")
+
+
+def test_a_process_forked_after_its_parent_embedded_within_a_budget_embeds_in_time():
+    """The budget's threads are the parent's: a child forked after the parent embedded
+    starts threads of its own, rather than queue its calls for threads it does not have
+    (every write would then wait out its budget and store a pending embedding)."""
+    from prospect_memory.core.embeddings import budget
+
+    assert budget._pool.submit(os.getpid).result(timeout=5) == os.getpid()  # idle threads
+    held = local_model._lock
+    held.acquire()  # as if another thread of the parent were loading a runner
+    try:
+
+        def child():
+            return {
+                "pid": budget._pool.submit(os.getpid).result(timeout=5) == os.getpid(),
+                "lock": local_model._lock.acquire(timeout=5) and local_model._lock is not held,
+            }
+
+        assert in_a_child(child) == {"pid": True, "lock": True}
+    finally:
+        held.release()
