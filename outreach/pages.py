@@ -38,7 +38,8 @@ def member_required(view):
     account chosen in the switcher. Refusals by the account's rules become a 403 page.
 
     A page that only reads (GET) may be read from a replica that has replayed the member's
-    own writes; after a form is sent the member's position is kept (``pgreplicas``).
+    own writes (``pgreplicas``). A form writes through :func:`perform`, which keeps the
+    member's position after the write (a form refused keeps none).
     """
 
     @login_required
@@ -54,9 +55,7 @@ def member_required(view):
                 return replicas.read(
                     member.account_id, member.pk, lambda: view(request, *args, **kwargs)
                 )
-            answer = view(request, *args, **kwargs)
-            replicas.wrote(member.account_id, member.pk)  # a form sent: the member wrote
-            return answer
+            return view(request, *args, **kwargs)
         except REFUSALS as error:
             return refused(request, error)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from outreach import scopes
 from outreach.access import Actor
 from outreach.operations import STORED_TEXT_IS_DATA, Operation
+from pgreplicas import routing as replicas
 from prospect_memory.business.usage import entries_used
 from prospect_memory.core import metering
 from prospect_memory.core.models import UsageEvent
@@ -27,13 +28,15 @@ def _search(actor: Actor, arguments: dict) -> dict:
         # An agent's search is a use of what it found, and one use of the account's
         # knowledge (with the company it was narrowed to). A person searching on the page
         # reads, as they read an entry's page: no write on a GET, nothing kept alive.
-        entries_used(actor, [hit.entry for hit in search.hits if hit.entry is not None])
-        metering.usage_record(
-            actor=actor,
-            memory=UsageEvent.Memory.KNOWLEDGE,
-            kind=UsageEvent.Kind.SEARCH,
-            subject=search.domain,
-        )
+        # On the primary, after every read (a replica serving the search, pgreplicas).
+        with replicas.counting():
+            entries_used(actor, [hit.entry for hit in search.hits if hit.entry is not None])
+            metering.usage_record(
+                actor=actor,
+                memory=UsageEvent.Memory.KNOWLEDGE,
+                kind=UsageEvent.Kind.SEARCH,
+                subject=search.domain,
+            )
     return payloads.search_data(search)
 
 

@@ -7,6 +7,7 @@ one test. Tests that use them are marked ``replica`` (tests/conftest.py).
 
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ from pgreplicas import routing
 from tests.helpers import wait_for
 
 ALIAS = "replica1"
+TODAY = time.strftime("%Y-%m-%d")
+BODY = "Acme raised a Series B of 40M led by Example Ventures."
 
 
 @pytest.fixture(scope="session")
@@ -107,3 +110,25 @@ class Paused:
     def __exit__(self, *exc_info):
         with self.standby.connect() as admin:
             admin.execute("SELECT pg_wal_replay_resume()")
+
+
+def save(actor, body=BODY, domain="acme.dev"):
+    """A note saved by ``actor`` as an agent saves it: a write on the primary."""
+    from prospect_memory.notes import operations as notes
+
+    return call(
+        actor,
+        notes.NOTE_SAVE,
+        domain=domain,
+        body=body,
+        source_urls=["https://acme.dev/news"],
+        observed_at=TODAY,
+    )
+
+
+@pytest.fixture
+def admin(account):
+    from outreach.access import Actor
+    from tests import factories
+
+    return Actor.for_member(factories.member(account, "writer@example.com", admin=True))

@@ -8,6 +8,7 @@ import time
 
 import pytest
 from django.db import connection, connections, transaction
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from outreach.access import Actor
@@ -17,20 +18,7 @@ from prospect_memory.business import operations as business
 from prospect_memory.knowledge import operations as knowledge
 from prospect_memory.notes import operations as notes
 from tests import factories
-from tests.pgreplicas.conftest import ALIAS, Paused, call, caught_up
-
-TODAY = time.strftime("%Y-%m-%d")
-
-
-def save(actor, body, domain="acme.dev"):
-    return call(
-        actor,
-        notes.NOTE_SAVE,
-        domain=domain,
-        body=body,
-        source_urls=["https://acme.dev/news"],
-        observed_at=TODAY,
-    )
+from tests.pgreplicas.conftest import ALIAS, Paused, call, caught_up, save
 
 
 def recalled(actor, domain="acme.dev"):
@@ -54,11 +42,6 @@ class Served:
         for reason in ("down", "lagging", "behind"):
             figures[reason] = routing.SKIPS.labels(ALIAS, reason)._value.get()
         return figures
-
-
-@pytest.fixture
-def admin(account):
-    return Actor.for_member(factories.member(account, "writer@example.com", admin=True))
 
 
 @pytest.fixture
@@ -267,12 +250,24 @@ def test_pages_read_from_the_replica_and_forms_remember_the_write(replica, admin
     assert page.status_code == 200
     assert b"Series B" in page.content
     assert served.delta == {ALIAS: 1}
-    # A form sent is a write: the member's position is kept, so the next page waits for it.
+    # A form sent is a write: the member's position is kept once, so the next page waits
+    # for it; a form refused keeps none.
     note = save(admin, "Acme opened an office in Berlin in 2026.")["note"]["id"]
     WritePosition.objects.filter(member_id=admin.member.pk).delete()
-    sent = client.post(reverse("note-delete", args=[note]))
-    assert sent.status_code in (200, 302)
+    with CaptureQueriesContext(connection) as sent_queries:
+        sent = client.post(reverse("note-delete", args=[note]))
+    assert sent.status_code == 302
+    kept = [
+        q["sql"] for q in sent_queries if routing.POSITIONS in q["sql"] and "INSERT" in q["sql"]
+    ]
+    assert len(kept) == 1
     assert WritePosition.objects.filter(member_id=admin.member.pk).exists()
+    outsider = factories.member(admin.account, "reader@example.com")
+    client.force_login(outsider.user)
+    other = save(admin, "Acme closed its Paris office in 2026.")["note"]["id"]
+    refused = client.post(reverse("note-delete", args=[other]))
+    assert refused.status_code == 403
+    assert not WritePosition.objects.filter(member_id=outsider.pk).exists()
 
 
 def test_an_export_streams_from_the_replica_in_one_snapshot(replica, admin, colleague, client):
@@ -297,3 +292,69 @@ def test_an_export_streams_from_the_replica_in_one_snapshot(replica, admin, coll
             theirs = exported(colleague)  # their own save is not replayed: the primary
         assert len(theirs) == 2
         assert served.delta == {"default": 1, "behind": 1}
+
+
+def test_an_agents_knowledge_search_reads_the_replica_and_counts_on_the_primary(
+    replica, admin, colleague
+):
+    from oauth2_provider.models import get_application_model
+
+    from prospect_memory.business.models import Entry
+
+    call(
+        admin,
+        business.STORE,
+        key="rule:enterprise_deals",
+        value="Enterprise deals need a champion and a security review first.",
+        confidence=90,
+    )
+    caught_up(replica)
+    application = get_application_model().objects.create(
+        name="Agent",
+        client_type="public",
+        authorization_grant_type="authorization-code",
+        redirect_uris="http://127.0.0.1/callback",
+    )
+    agent = Actor.for_member(colleague.member, oauth_application=application)
+    with Paused(replica):  # the counts below are the primary's alone
+        for _ in range(3):
+            with Served() as served:
+                hits = call(agent, knowledge.SEARCH, query="enterprise deals")["hits"]
+            assert [h["key"] for h in hits if h["kind"] == "business_memory"]
+            assert served.delta == {ALIAS: 1}
+    assert Entry.objects.get(key="rule:enterprise_deals").access_count == 3
+
+
+def test_a_read_that_counted_is_not_read_again_when_the_replica_then_fails(replica, admin):
+    """Run again on the primary, a read that had counted its uses would count them twice:
+    the replica's error goes to the caller, who asks again. One that counted nothing is
+    read again on the primary, as ever."""
+    from django.db import DatabaseError
+    from django.db.models import F
+
+    from prospect_memory.business.models import Entry
+
+    call(admin, business.STORE, key="icp_definition", value="B2B SaaS, 50-500 staff.")
+    caught_up(replica)
+    entry = Entry.objects.get(key="icp_definition")
+    runs = []
+
+    def work(counts):
+        runs.append(routing.reading() or "default")
+        if counts:
+            with routing.counting():
+                Entry.objects.filter(pk=entry.pk).update(access_count=F("access_count") + 1)
+        if routing.reading():  # the replica is lost after the count
+            with connections[ALIAS].cursor() as cursor:
+                cursor.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+        return "answered"
+
+    assert routing.read(admin.account.pk, admin.member.pk, lambda: work(False)) == "answered"
+    assert runs == [ALIAS, "default"]
+    runs.clear()
+    routing.forget()  # the replica, left alone since it was lost, is tried again at once
+    with pytest.raises(DatabaseError):
+        routing.read(admin.account.pk, admin.member.pk, lambda: work(True))
+    assert runs == [ALIAS]
+    entry.refresh_from_db()
+    assert entry.access_count == 1

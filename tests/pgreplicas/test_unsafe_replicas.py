@@ -28,21 +28,7 @@ from prospect_memory.notes import operations as notes
 from prospect_memory.notes.models import Note
 from tests import factories
 from tests.helpers import wait_for
-from tests.pgreplicas.conftest import ALIAS, Paused, call, caught_up
-
-TODAY = time.strftime("%Y-%m-%d")
-BODY = "Acme raised a Series B of 40M led by Example Ventures."
-
-
-def save(actor, body=BODY, domain="acme.dev"):
-    return call(
-        actor,
-        notes.NOTE_SAVE,
-        domain=domain,
-        body=body,
-        source_urls=["https://acme.dev/news"],
-        observed_at=TODAY,
-    )
+from tests.pgreplicas.conftest import ALIAS, BODY, Paused, call, caught_up, save
 
 
 def served(alias=ALIAS):
@@ -54,11 +40,6 @@ def served(alias=ALIAS):
 
 def delta(before, after):
     return {k: after[k] - before[k] for k in after if after[k] != before[k]}
-
-
-@pytest.fixture
-def admin(account):
-    return Actor.for_member(factories.member(account, "writer@example.com", admin=True))
 
 
 @pytest.fixture
