@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import environment  # noqa: E402
 from bench import memory_bench as mb  # noqa: E402
+from bench.processes import cpu_seconds  # noqa: E402
 
 p = mb.percentile
 timed = mb.measure
@@ -103,34 +104,6 @@ def wrk_throughput(url, token, domain, clients, seconds):
         "p99": ms("99%"),
         "errors": int(errors.group(1)) if errors else 0,
     }
-
-
-def cpu_seconds(web_pid: int) -> dict[str, float]:
-    """CPU time so far of the web server (gunicorn and its workers) and of PostgreSQL.
-
-    Read from /proc, so the figures per request do not depend on how busy the machine's
-    neighbours are, unlike requests per second.
-    """
-    import os
-
-    tick = os.sysconf("SC_CLK_TCK")
-    totals = {"web": 0.0, "db": 0.0}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2 :].split()
-        used = (int(fields[11]) + int(fields[12])) / tick
-        if int(entry) == web_pid or int(fields[1]) == web_pid:
-            totals["web"] += used
-        elif name == "postgres":
-            totals["db"] += used
-    return totals
 
 
 def throughput_runs(server, token, domain, clients, seconds, runs):

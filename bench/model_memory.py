@@ -38,24 +38,22 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import json
-import os
-import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import environment  # noqa: E402
+from bench.processes import children, cpu_ticks, memory  # noqa: E402
+from tests.live import LiveServer, free_port  # noqa: E402
 
 SETUPS = ("per-worker", "preload", "preload-prepack", "service")
 #: The set-up of ``--before``: another checkout's servers, as that checkout configures them.
@@ -76,43 +74,6 @@ BODY = (
 )
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def children(pid: int) -> list[int]:
-    try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(found) for found in text.split()]
-
-
-def cpu_ticks(pid: int) -> int:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return 0
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return int(fields[11]) + int(fields[12])
-
-
-def memory(pid: int) -> dict[str, float]:
-    """PSS and USS (unique: private pages) of ``pid``, in MiB."""
-    found: dict[str, int] = {}
-    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-        matched = re.match(r"(\w+):\s+(\d+) kB", line)
-        if matched:
-            found[matched.group(1)] = int(matched.group(2))
-    return {
-        "pss": found["Pss"] / 1024,
-        "uss": (found["Private_Clean"] + found["Private_Dirty"]) / 1024,
-    }
-
-
 @dataclass
 class Server:
     """A gunicorn of Kit (and, for ``service``, the embedding service beside it)."""
@@ -121,30 +82,24 @@ class Server:
     workers: int
     database_url: str
     checkout: Path
-    port: int = field(default_factory=free_port)
-    process: subprocess.Popen[bytes] | None = None
+    live: LiveServer | None = None
     service: subprocess.Popen[str] | None = None
-    log: Path = field(default_factory=lambda: Path(tempfile.mkstemp(suffix=".log")[1]))
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        assert self.live is not None
+        return self.live.url
 
     def start(self) -> None:
-        env = {
-            **os.environ,
+        env: dict[str, str | None] = {
             "PYTHONPATH": str(self.checkout),
-            "DJANGO_SETTINGS_MODULE": "kit.settings",
-            "DATABASE_URL": self.database_url,
-            "CELERY_BROKER_URL": "",
-            "CONN_MAX_AGE": "60",
             "KIT_WRITES_PER_MINUTE_PER_CLIENT": "0",
             "LOG_LEVEL": "WARNING",
             "PROSPECT_MEMORY_EMBEDDING_PROVIDER": "semantic",
+            "PROSPECT_MEMORY_EMBEDDING_OPTIONS": None,
+            "PROMETHEUS_MULTIPROC_DIR": None,
             "KIT_GUNICORN_PRELOAD": "false" if self.setup in {"per-worker", BEFORE} else "true",
         }
-        env.pop("PROSPECT_MEMORY_EMBEDDING_OPTIONS", None)
-        env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         if self.setup == "preload-prepack":
             env["PROSPECT_MEMORY_EMBEDDING_OPTIONS"] = json.dumps({"prepack": True})
         if self.setup == "service":
@@ -163,55 +118,40 @@ class Server:
             env["PROSPECT_MEMORY_EMBEDDING_OPTIONS"] = json.dumps(
                 {**SERVICE_OPTIONS, "base_url": base_url}
             )
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "kit.wsgi",
-                "--bind",
-                f"127.0.0.1:{self.port}",
-                "--workers",
-                str(self.workers),
-                "--timeout",
-                "120",
-            ],
-            cwd=self.checkout,
-            env=env,
-            stdout=self.log.open("w"),
-            stderr=subprocess.STDOUT,
+        self.live = LiveServer(
+            self.database_url,
+            workers=self.workers,
+            extra_env=env,
+            gunicorn_args=(),
+            checkout=self.checkout,
+            timeout=120,
         )
         self._wait_until_booted()
 
     def _wait_until_booted(self) -> None:
         """Every worker forked and done booting: as many as asked, and none of them spending
         CPU time for half a second."""
-        assert self.process is not None
+        assert self.live is not None
+        process = self.live.process
         deadline = time.monotonic() + 180
         last = -1
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"gunicorn exited:\n{self.log.read_text()[-3000:]}")
-            pids = children(self.process.pid)
+            if process.poll() is not None:
+                raise RuntimeError(f"gunicorn exited:\n{self.live.log.read_text()[-3000:]}")
+            pids = children(process.pid)
             ticks = sum(cpu_ticks(pid) for pid in pids)
-            if len(pids) == self.workers and ticks == last and self._healthy():
+            if len(pids) == self.workers and ticks == last:
                 return
             last = ticks
             time.sleep(0.5)
-        raise RuntimeError(f"gunicorn did not boot:\n{self.log.read_text()[-3000:]}")
-
-    def _healthy(self) -> bool:
-        try:
-            with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as answer:  # noqa: S310
-                return bool(answer.status == 200)
-        except OSError:
-            return False
+        raise RuntimeError(f"gunicorn did not boot:\n{self.live.log.read_text()[-3000:]}")
 
     def memory(self) -> dict[str, float]:
         """Total PSS, and the mean PSS and USS of a worker, in MiB."""
-        assert self.process is not None
-        workers = [memory(pid) for pid in children(self.process.pid)]
-        others = [memory(self.process.pid)]
+        assert self.live is not None
+        master = self.live.process.pid
+        workers = [memory(pid) for pid in children(master)]
+        others = [memory(master)]
         if self.service is not None:
             others.append(memory(self.service.pid))
         return {
@@ -221,14 +161,15 @@ class Server:
         }
 
     def stop(self) -> None:
-        for process in (self.process, self.service):
-            if process is not None and process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+        if self.live is not None:
+            self.live.stop()
+        if self.service is not None and self.service.poll() is None:
+            self.service.send_signal(signal.SIGTERM)
+            try:
+                self.service.wait(30)
+            except subprocess.TimeoutExpired:
+                self.service.kill()
+                self.service.wait()
 
 
 class Saver:

@@ -17,6 +17,7 @@ a file there and a scrape adds them up, whichever worker answers it.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import logging
 import os
@@ -24,6 +25,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import Error as DatabaseFailure
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
@@ -184,13 +186,11 @@ def _scrape() -> bytes:
 
         counted = CollectorRegistry()
         multiprocess.MultiProcessCollector(counted)  # type: ignore[no-untyped-call]
-    read = CollectorRegistry()
-    read.register(BacklogCollector())
     up = GaugeMetricFamily(
         "kit_metrics_database_up", "Whether the database answered this scrape's questions."
     )
     try:
-        database = generate_latest(read)
+        database = _database_figures()
     except DatabaseFailure as error:
         # The counts are what an operator needs most when the database is down: served.
         logger.warning("the database's figures could not be read: %s", type(error).__name__)
@@ -201,6 +201,44 @@ def _scrape() -> bytes:
     alive = CollectorRegistry()
     alive.register(_Fixed(up))
     return generate_latest(counted) + database + generate_latest(alive)
+
+
+#: Where a scrape keeps the database's figures for the next (Django's cache).
+_FIGURES_KEY = "kit:metrics:database"
+
+
+def _database_figures() -> bytes:
+    """The database's figures (:class:`BacklogCollector`), as read at most
+    ``KIT_METRICS_DATABASE_REUSE_SECONDS`` ago: counting every account's rows is a scan,
+    which a scraper every few seconds, one per node, would repeat for nothing."""
+    reuse = settings.KIT_METRICS_DATABASE_REUSE_SECONDS
+    if reuse > 0:
+        with _cache_failures("read"):
+            kept = cache.get(_FIGURES_KEY)
+            if isinstance(kept, bytes):
+                return kept
+    read = CollectorRegistry()
+    read.register(BacklogCollector())
+    figures = generate_latest(read)
+    if reuse > 0:
+        with _cache_failures("kept"):
+            cache.set(_FIGURES_KEY, figures, reuse)
+    return figures
+
+
+@contextlib.contextmanager
+def _cache_failures(what: str) -> Iterator[None]:
+    # A shared cache that does not answer costs the scrape a fresh read, not its answer.
+    try:
+        yield
+    except Exception as error:  # the cache's client raises its own kinds
+        logger.warning("the scrape's figures could not be %s in the cache: %r", what, error)
+
+
+def forget() -> None:
+    """Read the database's figures again at the next scrape (tests change them)."""
+    with _cache_failures("forgotten"):
+        cache.delete(_FIGURES_KEY)
 
 
 class _Fixed(Collector):

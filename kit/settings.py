@@ -302,6 +302,12 @@ OAUTH2_PROVIDER = {
 KIT_PUBLIC_URL = env("KIT_PUBLIC_URL", default="")
 # The token a Prometheus scraper sends to read GET /metrics; unset: no figures are served.
 KIT_METRICS_TOKEN = env("KIT_METRICS_TOKEN", default="")
+# What a scrape reads of the database (queue, re-embedding progress, flagged rows: counts
+# across every account) is reused for this long, in the cache below (0: read at each scrape).
+KIT_METRICS_DATABASE_REUSE_SECONDS = env.float("KIT_METRICS_DATABASE_REUSE_SECONDS", default=30.0)
+# Django's cache: this process's memory by default; a shared one (CACHE_URL=redis://...)
+# lets every worker and node reuse one another's figures.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 # /readyz (kit/readiness.py): a process answers with its last round of checks for this
 # long, so probes (and anyone, no sign-in needed) cost it at most one round that often;
 # the broker is given this long to answer.

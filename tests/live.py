@@ -29,9 +29,15 @@ class LiveServer:
         extra_env: dict | None = None,
         gunicorn_args: tuple[str, ...] = ("--access-logfile", "-"),
         port: int | None = None,
+        checkout: Path = ROOT,
+        timeout: int = 60,
     ):
+        """gunicorn of the Kit in ``checkout`` (this one by default), ``workers`` workers,
+        answering ``/healthz``. ``extra_env`` adds to this process's environment; a name
+        given None is left out."""
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.workers = workers
         self.log = Path(tempfile.mkstemp(prefix="kit-live-", suffix=".log")[1])
         env = {
             **os.environ,
@@ -41,6 +47,7 @@ class LiveServer:
             "CONN_MAX_AGE": "60",
             **(extra_env or {}),
         }
+        env = {name: value for name, value in env.items() if value is not None}
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -52,10 +59,10 @@ class LiveServer:
                 "--workers",
                 str(workers),
                 "--timeout",
-                "60",
+                str(timeout),
                 *gunicorn_args,
             ],
-            cwd=ROOT,
+            cwd=checkout,
             env=env,
             stdout=self.log.open("w"),
             stderr=subprocess.STDOUT,

@@ -15,6 +15,7 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from kit import metrics
 from tests import factories
 from tests.factories import save_note
 from tests.helpers import token as issue_token
@@ -27,6 +28,9 @@ READY = {"ready": True, "checks": ["broker", "database", "migrations", "model"]}
 @pytest.fixture
 def metrics_on(settings):
     settings.KIT_METRICS_TOKEN = SECRET
+    metrics.forget()  # the database's figures of an earlier test are not this one's
+    yield
+    metrics.forget()
 
 
 def scrape(client) -> str:
@@ -116,6 +120,31 @@ def test_a_tool_call_a_rest_call_and_a_page_are_counted_by_name_and_outcome(
     labels = " ".join(re.findall(r"\{[^}]*\}", after))
     for secret in ("acme-sales", "acme.dev", "admin@example.com", token):
         assert secret not in labels
+
+
+@pytest.mark.django_db
+def test_the_databases_figures_are_read_once_for_a_while(client, metrics_on, admin_actor, settings):
+    """Counting every account's rows is a scan: a scrape reuses the last one's figures for
+    ``KIT_METRICS_DATABASE_REUSE_SECONDS``, from Django's cache (shared when it is Redis)."""
+    save_note(admin_actor, domain="acme.dev", body="Acme hires six AEs in Berlin.")
+    first = value(scrape(client), "kit_embedding_rows", model="prospect_memory.note")
+    save_note(admin_actor, domain="globex.io", body="Globex opened an office in Lisbon.")
+    assert value(scrape(client), "kit_embedding_rows", model="prospect_memory.note") == first
+    settings.KIT_METRICS_DATABASE_REUSE_SECONDS = 0
+    assert value(scrape(client), "kit_embedding_rows", model="prospect_memory.note") == first + 1
+
+
+@pytest.mark.django_db
+def test_a_cache_that_does_not_answer_costs_the_scrape_nothing(client, metrics_on, settings):
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
+        }
+    }
+    text = scrape(client)
+    assert value(text, "kit_metrics_database_up") == 1
+    assert "kit_embedding_rows" in text
 
 
 @pytest.mark.django_db
