@@ -125,6 +125,7 @@ class Server:
             gunicorn_args=(),
             checkout=self.checkout,
             timeout=120,
+            boot_seconds=180,
         )
         self._wait_until_booted()
 
@@ -162,7 +163,7 @@ class Server:
 
     def stop(self) -> None:
         if self.live is not None:
-            self.live.stop()
+            self.live.stop(grace=30)
         if self.service is not None and self.service.poll() is None:
             self.service.send_signal(signal.SIGTERM)
             try:

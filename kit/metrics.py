@@ -3,8 +3,8 @@ maintained client library (``prometheus-client``).
 
 Counted as requests are answered (:class:`MetricsMiddleware`): every MCP tool and method,
 REST operation and page, by outcome, and how long each took. Read from the database when
-scraped (:class:`BacklogCollector`): the embedding queue, the re-embedding's progress and
-the flagged rows, across every account.
+scraped (:class:`DatabaseCollector`, reused for a while): the embedding queue, the
+re-embedding's progress and the flagged rows, across every account.
 
 No label carries account data or text: a request's name is a registered tool, a JSON-RPC
 method, a REST operation or a route's name (``"unmatched"`` for an address no route
@@ -23,9 +23,13 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db import Error as DatabaseFailure
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
@@ -45,6 +49,9 @@ from outreach.observed import observed
 from outreach.ratelimit import RateLimited
 from prospect_memory.business.errors import IntegrityHold
 from prospect_memory.notes.errors import DailyLimitReached
+
+if TYPE_CHECKING:
+    from prospect_memory.core.embedding_pipeline import Backlog
 
 logger = logging.getLogger(__name__)
 
@@ -136,14 +143,33 @@ class MetricsMiddleware:
             INTEGRITY_HOLDS.inc()
 
 
-class BacklogCollector(Collector):
-    """What the database says when scraped: the embedding queue and the re-embedding's
-    progress per embedded model, and the flagged rows per model, across every account."""
+@dataclass(frozen=True)
+class DatabaseFigures:
+    """What the database says, across every account: each embedded model's
+    :class:`~prospect_memory.core.embedding_pipeline.Backlog`, the flagged rows per model,
+    and when they were read."""
+
+    backlogs: list[Backlog]
+    flagged: dict[str, int]
+    read_at: datetime
+
+
+def read_database_figures() -> DatabaseFigures:
+    """The figures, read now: one aggregate query per embedded model, one count per model
+    that keeps integrity flags (each a scan of its table)."""
+    from prospect_memory.core.embedding_pipeline import backlogs
+    from prospect_memory.core.models import flagged_rows
+
+    return DatabaseFigures(backlogs(), flagged_rows(), timezone.now())
+
+
+class DatabaseCollector(Collector):
+    """The database's figures as metrics, their ages counted at this scrape."""
+
+    def __init__(self, figures: DatabaseFigures) -> None:
+        self.figures = figures
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from prospect_memory.core.embedding_pipeline import backlogs
-        from prospect_memory.core.models import flagged_rows
-
         pending = GaugeMetricFamily(
             "kit_embedding_pending_rows", "Rows waiting for an embedding.", labels=["model"]
         )
@@ -161,7 +187,7 @@ class BacklogCollector(Collector):
             "kit_embedding_rows", "Rows that are embedded or wait to be.", labels=["model"]
         )
         now = timezone.now()
-        for backlog in backlogs():
+        for backlog in self.figures.backlogs:
             pending.add_metric([backlog.label], backlog.pending)
             waited = (now - backlog.oldest_pending).total_seconds() if backlog.oldest_pending else 0
             oldest.add_metric([backlog.label], max(waited, 0.0))
@@ -172,9 +198,15 @@ class BacklogCollector(Collector):
             "Rows whose text holds integrity flags no person cleared.",
             labels=["model"],
         )
-        for model, count in flagged_rows().items():
+        for model, count in self.figures.flagged.items():
             flagged.add_metric([model], count)
-        yield from (pending, oldest, current, total, flagged)
+        age = GaugeMetricFamily(
+            "kit_metrics_database_figures_age_seconds",
+            "How long ago the figures above were read from the database (a scrape reuses "
+            "them for KIT_METRICS_DATABASE_REUSE_SECONDS).",
+        )
+        age.add_metric([], max((now - self.figures.read_at).total_seconds(), 0.0))
+        yield from (pending, oldest, current, total, flagged, age)
 
 
 def _scrape() -> bytes:
@@ -187,42 +219,48 @@ def _scrape() -> bytes:
         counted = CollectorRegistry()
         multiprocess.MultiProcessCollector(counted)  # type: ignore[no-untyped-call]
     up = GaugeMetricFamily(
-        "kit_metrics_database_up", "Whether the database answered this scrape's questions."
+        "kit_metrics_database_up", "Whether the database answered at this scrape."
     )
     try:
-        database = _database_figures()
+        figures = _database_figures()
     except DatabaseFailure as error:
         # The counts are what an operator needs most when the database is down: served.
         logger.warning("the database's figures could not be read: %s", type(error).__name__)
         database, answered = b"", 0
     else:
-        answered = 1
+        read = CollectorRegistry()
+        read.register(DatabaseCollector(figures))
+        database, answered = generate_latest(read), 1
     up.add_metric([], answered)
     alive = CollectorRegistry()
     alive.register(_Fixed(up))
     return generate_latest(counted) + database + generate_latest(alive)
 
 
-#: Where a scrape keeps the database's figures for the next (Django's cache).
-_FIGURES_KEY = "kit:metrics:database"
+def _figures_key() -> str:
+    """Where a scrape keeps the database's figures for the next, in Django's cache: named
+    for the database, so installs that share a cache keep their own."""
+    database = settings.DATABASES["default"]
+    return f"kit:metrics:database:{database.get('HOST')}:{database.get('PORT')}:{database['NAME']}"
 
 
-def _database_figures() -> bytes:
-    """The database's figures (:class:`BacklogCollector`), as read at most
-    ``KIT_METRICS_DATABASE_REUSE_SECONDS`` ago: counting every account's rows is a scan,
-    which a scraper every few seconds, one per node, would repeat for nothing."""
+def _database_figures() -> DatabaseFigures:
+    """The database's figures as read at most ``KIT_METRICS_DATABASE_REUSE_SECONDS`` ago:
+    counting every account's rows is a scan, which a scraper every few seconds, one per
+    node, would repeat for nothing. Whether the database answers is asked at every scrape."""
     reuse = settings.KIT_METRICS_DATABASE_REUSE_SECONDS
+    kept = None
     if reuse > 0:
         with _cache_failures("read"):
-            kept = cache.get(_FIGURES_KEY)
-            if isinstance(kept, bytes):
-                return kept
-    read = CollectorRegistry()
-    read.register(BacklogCollector())
-    figures = generate_latest(read)
+            kept = cache.get(_figures_key())
+    if isinstance(kept, DatabaseFigures):
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            cursor.execute("SELECT 1")
+        return kept
+    figures = read_database_figures()
     if reuse > 0:
         with _cache_failures("kept"):
-            cache.set(_FIGURES_KEY, figures, reuse)
+            cache.set(_figures_key(), figures, reuse)
     return figures
 
 
@@ -238,7 +276,7 @@ def _cache_failures(what: str) -> Iterator[None]:
 def forget() -> None:
     """Read the database's figures again at the next scrape (tests change them)."""
     with _cache_failures("forgotten"):
-        cache.delete(_FIGURES_KEY)
+        cache.delete(_figures_key())
 
 
 class _Fixed(Collector):

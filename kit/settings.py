@@ -308,6 +308,11 @@ KIT_METRICS_DATABASE_REUSE_SECONDS = env.float("KIT_METRICS_DATABASE_REUSE_SECON
 # Django's cache: this process's memory by default; a shared one (CACHE_URL=redis://...)
 # lets every worker and node reuse one another's figures.
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+if CACHES["default"]["BACKEND"].endswith(".RedisCache"):
+    # A Redis that does not answer costs a request a quarter of a second, not the system's
+    # connect timeout (often a minute); options in CACHE_URL's query win.
+    for _option in ("socket_connect_timeout", "socket_timeout"):
+        CACHES["default"].setdefault("OPTIONS", {}).setdefault(_option, 0.25)
 # /readyz (kit/readiness.py): a process answers with its last round of checks for this
 # long, so probes (and anyone, no sign-in needed) cost it at most one round that often;
 # the broker is given this long to answer.

@@ -15,16 +15,19 @@ the validation messages and the write budget live here and nowhere else:
 5. the write budget (writes only, and only once 1-4 passed: a refusal of 1-4 is free),
 6. the operation itself, whose service applies the product's rules: a read-only one on a
    replica that has caught up with the member's own writes, when replicas are configured
-   (``pgreplicas``); after a write, the member's position is kept for their next reads.
+   (``pgreplicas``), then what it left for :func:`afterwards` (what a read writes: a use
+   counted, a usage row), on the primary; after a write, the member's position is kept for
+   their next reads.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any
+from typing import Any, TypeVar
 
 from jsonschema import Draft202012Validator
 
@@ -217,11 +220,55 @@ def _run(operation: Operation, actor: Actor, arguments: dict[str, Any]) -> dict[
     """Step 6: a member's read on a replica that may serve it; a member's write, then where
     the primary's WAL is after it (staff read and write the primary)."""
     member = actor.member
-    if member is None:
+
+    def work() -> dict[str, Any]:
         return operation.run(actor, arguments)
-    if operation.read_only and not operation.counts_access:
-        return replicas.read(actor.account.pk, member.pk, lambda: operation.run(actor, arguments))
-    data = operation.run(actor, arguments)
-    if operation.writes:
+
+    if member is not None and operation.read_only and not operation.counts_access:
+        return read_then_afterwards(
+            lambda attempt: replicas.read(actor.account.pk, member.pk, attempt), work
+        )
+    data = read_then_afterwards(lambda attempt: attempt(), work)
+    if member is not None and operation.writes:
         replicas.wrote(actor.account.pk, member.pk)
     return data
+
+
+T = TypeVar("T")
+
+#: The steps the operation or page running in this context left for after its reads.
+_AFTERWARDS: ContextVar[list[Callable[[], None]] | None] = ContextVar("afterwards", default=None)
+
+
+def afterwards(step: Callable[[], None]) -> None:
+    """Do ``step`` once the running operation (or page) has read all it reads: what a read
+    writes, a use counted or a usage row. A read a replica served may be run again on the
+    primary (its replica lost midway); done afterwards, and only for the run that answered,
+    a step is never done twice. Outside an operation or a page, at once."""
+    steps = _AFTERWARDS.get()
+    if steps is None:
+        step()
+    else:
+        steps.append(step)
+
+
+def read_then_afterwards(read: Callable[[Callable[[], T]], T], work: Callable[[], T]) -> T:
+    """``work`` run by ``read`` (which may run it again), then the steps its answering run
+    left for :func:`afterwards`, on the primary. Inside another such read, its steps are
+    that read's."""
+    if _AFTERWARDS.get() is not None:
+        return read(work)
+    steps: list[Callable[[], None]] = []
+
+    def attempt() -> T:
+        steps.clear()  # a run again leaves its own steps
+        token = _AFTERWARDS.set(steps)
+        try:
+            return work()
+        finally:
+            _AFTERWARDS.reset(token)
+
+    result = read(attempt)
+    for step in steps:
+        step()
+    return result

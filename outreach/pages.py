@@ -11,7 +11,7 @@ from django.shortcuts import render
 from outreach import scopes
 from outreach.access import Actor, require_outreach
 from outreach.errors import AddonRequired, NotModuleAdmin, SubscriptionInactive
-from outreach.operations import Operation, execute
+from outreach.operations import Operation, execute, read_then_afterwards
 from outreach.selectors import member_for_request
 from pgreplicas import routing as replicas
 
@@ -52,8 +52,9 @@ def member_required(view):
         try:
             require_outreach(request.actor)
             if request.method in ("GET", "HEAD"):  # a page read: a replica may serve it
-                return replicas.read(
-                    member.account_id, member.pk, lambda: view(request, *args, **kwargs)
+                return read_then_afterwards(
+                    lambda attempt: replicas.read(member.account_id, member.pk, attempt),
+                    lambda: view(request, *args, **kwargs),
                 )
             return view(request, *args, **kwargs)
         except REFUSALS as error:

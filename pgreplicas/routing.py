@@ -45,11 +45,6 @@ POSITIONS = "kit_write_position"
 
 #: The database chosen for the read running in this context (None: no read is running).
 _READING: contextvars.ContextVar[str | None] = contextvars.ContextVar("replica", default=None)
-#: Whether the read running on a replica in this context has counted a use on the primary
-#: (:func:`counting`); None outside such a read.
-_COUNTED: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar(
-    "counted", default=None
-)
 
 READS = Counter(
     "kit_database_reads",
@@ -167,7 +162,8 @@ def _state(alias: str) -> _State:
 
 def read(account_id: int, member_id: int, work: Callable[[], T]) -> T:
     """``work``, a read of this member's, served by a replica that may serve it (the
-    primary otherwise); if the replica is lost while it runs, run again on the primary."""
+    primary otherwise); if the replica is lost while it runs, run again on the primary.
+    ``work`` may thus run twice: what a read writes (a use counted) belongs after it."""
     aliases = replicas()
     if not aliases:
         return work()
@@ -176,8 +172,6 @@ def read(account_id: int, member_id: int, work: Callable[[], T]) -> T:
     alias = _choose(aliases, account_id, member_id)
     if alias is not None:
         token = _READING.set(alias)
-        counted: list[bool] = []
-        counting_token = _COUNTED.set(counted)
         replica = connections[alias]
         replica.errors_occurred = False  # Django marks a connection whose statement failed
         try:
@@ -187,21 +181,17 @@ def read(account_id: int, member_id: int, work: Callable[[], T]) -> T:
                 raise  # the primary's failure (a write of the read's): not a replica's to mend
             # Lost midway, or a query the replica cancelled (a conflict with what it
             # replays): the primary answers instead. A read's own error meets it again there.
+            logger.warning(
+                "a read on replica %s failed, read again on the primary: %s", alias, error
+            )
             if _answers(alias):
                 SKIPS.labels(alias, "failed").inc()
             else:
                 _down(alias)
-            if counted:  # run again, it would count its uses twice: the caller asks again
-                logger.warning("a read on replica %s failed after it counted: %s", alias, error)
-                raise
-            logger.warning(
-                "a read on replica %s failed, read again on the primary: %s", alias, error
-            )
         else:
             READS.labels(alias).inc()
             return result
         finally:
-            _COUNTED.reset(counting_token)
             _READING.reset(token)
     READS.labels(DEFAULT_DB_ALIAS).inc()
     token = _READING.set(DEFAULT_DB_ALIAS)  # a read inside this one is this one's
@@ -209,24 +199,6 @@ def read(account_id: int, member_id: int, work: Callable[[], T]) -> T:
         return work()
     finally:
         _READING.reset(token)
-
-
-@contextlib.contextmanager
-def counting() -> Iterator[None]:
-    """The block writes on the primary what a read used (an agent's search counts each
-    entry it found): inside a read on a replica, that read is not run again on the
-    primary if the replica fails afterwards, since the uses would be counted twice; the
-    replica's error is raised, and the caller asks again. Its own reads are the primary's.
-    A read's counting comes after its reads, so a replica rarely fails after it."""
-    marks = _COUNTED.get()
-    if marks is not None:
-        marks.append(True)
-    token = _READING.set(DEFAULT_DB_ALIAS) if _READING.get() is not None else None
-    try:
-        yield
-    finally:
-        if token is not None:
-            _READING.reset(token)
 
 
 def streamed(account_id: int, member_id: int, make: Callable[[], Iterator[T]]) -> Iterator[T]:

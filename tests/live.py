@@ -31,10 +31,12 @@ class LiveServer:
         port: int | None = None,
         checkout: Path = ROOT,
         timeout: int = 60,
+        boot_seconds: float = 60,
     ):
-        """gunicorn of the Kit in ``checkout`` (this one by default), ``workers`` workers,
-        answering ``/healthz``. ``extra_env`` adds to this process's environment; a name
-        given None is left out."""
+        """gunicorn of the Kit in ``checkout`` (this one by default), ``workers`` workers
+        (each given ``timeout`` seconds per request), answering ``/healthz`` within
+        ``boot_seconds``. ``extra_env`` adds to this process's environment; a name given
+        None is left out."""
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.workers = workers
@@ -67,10 +69,10 @@ class LiveServer:
             stdout=self.log.open("w"),
             stderr=subprocess.STDOUT,
         )
-        self._wait()
+        self._wait(boot_seconds)
 
-    def _wait(self) -> None:
-        deadline = time.monotonic() + 60
+    def _wait(self, boot_seconds: float) -> None:
+        deadline = time.monotonic() + boot_seconds
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the live server exited:\n{self.log.read_text()[-3000:]}")
@@ -82,9 +84,11 @@ class LiveServer:
                 time.sleep(0.2)
         raise RuntimeError(f"the live server did not start:\n{self.log.read_text()[-3000:]}")
 
-    def stop(self) -> None:
+    def stop(self, grace: float = 10) -> None:
+        """Stop gunicorn (its workers finish what they serve), killed after ``grace``."""
         self.process.terminate()
         try:
-            self.process.wait(10)
+            self.process.wait(grace)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from outreach import scopes
 from outreach.access import Actor
-from outreach.operations import Operation
+from outreach.operations import Operation, afterwards
 from prospect_memory.business import payloads, schemas
 from prospect_memory.business.access import layer_role, retired_for_actor
 from prospect_memory.business.conf import business_settings as limits
@@ -60,8 +60,10 @@ def _store(actor: Actor, arguments: dict) -> dict:
 
 
 def _meter(actor: Actor, kind: str, subject: str = "") -> None:
-    metering.usage_record(
-        actor=actor, memory=UsageEvent.Memory.BUSINESS, kind=kind, subject=subject
+    afterwards(
+        lambda: metering.usage_record(
+            actor=actor, memory=UsageEvent.Memory.BUSINESS, kind=kind, subject=subject
+        )
     )
 
 

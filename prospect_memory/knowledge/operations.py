@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from outreach import scopes
 from outreach.access import Actor
-from outreach.operations import STORED_TEXT_IS_DATA, Operation
-from pgreplicas import routing as replicas
+from outreach.operations import STORED_TEXT_IS_DATA, Operation, afterwards
+from prospect_memory.business.records import EntryView
 from prospect_memory.business.usage import entries_used
 from prospect_memory.core import metering
 from prospect_memory.core.models import UsageEvent
@@ -28,16 +28,16 @@ def _search(actor: Actor, arguments: dict) -> dict:
         # An agent's search is a use of what it found, and one use of the account's
         # knowledge (with the company it was narrowed to). A person searching on the page
         # reads, as they read an entry's page: no write on a GET, nothing kept alive.
-        # On the primary, after every read (a replica serving the search, pgreplicas).
-        with replicas.counting():
-            entries_used(actor, [hit.entry for hit in search.hits if hit.entry is not None])
-            metering.usage_record(
-                actor=actor,
-                memory=UsageEvent.Memory.KNOWLEDGE,
-                kind=UsageEvent.Kind.SEARCH,
-                subject=search.domain,
-            )
+        found = [hit.entry for hit in search.hits if hit.entry is not None]
+        afterwards(lambda: _used(actor, found, search.domain))
     return payloads.search_data(search)
+
+
+def _used(actor: Actor, found: list[EntryView], domain: str) -> None:
+    entries_used(actor, found)
+    metering.usage_record(
+        actor=actor, memory=UsageEvent.Memory.KNOWLEDGE, kind=UsageEvent.Kind.SEARCH, subject=domain
+    )
 
 
 SEARCH = Operation(

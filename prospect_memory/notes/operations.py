@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from outreach import scopes
 from outreach.access import MODULE_ADMIN, Actor
-from outreach.operations import STORED_TEXT_IS_DATA, Operation
+from outreach.operations import STORED_TEXT_IS_DATA, Operation, afterwards
 from prospect_memory.notes import payloads, schemas
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.errors import (
@@ -26,7 +26,7 @@ from prospect_memory.notes.services.notes import note_delete, note_save, note_un
 
 def _recall(actor: Actor, arguments: dict) -> dict:
     recall = dossier_recall(actor=actor, domain=arguments["domain"], query=arguments.get("query"))
-    recall_record(actor=actor, recall=recall)
+    afterwards(lambda: recall_record(actor=actor, recall=recall))
     return payloads.recall_data(recall)
 
 

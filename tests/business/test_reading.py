@@ -109,6 +109,21 @@ def test_search_counts_each_result_as_an_access(admin_actor):
     assert counts == {"icp_definition": 1, "brand_voice": 0}
 
 
+def test_an_entry_shown_takes_its_count_from_the_row_it_counted(admin_actor):
+    """A view read before other readers counted (or read from a replica behind) shows the
+    count the primary's row has after this use, not its own plus one."""
+    from prospect_memory.business.records import EntryView
+    from prospect_memory.business.usage import entries_used
+
+    store(admin_actor, "icp_definition", value={"industry": ["SaaS"]})
+    view = EntryView.of(Entry.objects.get(key="icp_definition"))
+    assert view.access_count == 0
+    backdate("icp_definition", access_count=5)  # counted by others meanwhile
+    entries_used(admin_actor, [view])
+    assert view.access_count == 6
+    assert Entry.objects.get(key="icp_definition").access_count == 6
+
+
 def test_search_filters_by_layer_and_category(admin_actor, member_actor):
     store(admin_actor, "voice", value={"tone": "warm"}, category="preference")
     store(admin_actor, "tone_result", value={"tone": "warm works"}, category="outcome")

@@ -125,26 +125,63 @@ def test_a_tool_call_a_rest_call_and_a_page_are_counted_by_name_and_outcome(
 @pytest.mark.django_db
 def test_the_databases_figures_are_read_once_for_a_while(client, metrics_on, admin_actor, settings):
     """Counting every account's rows is a scan: a scrape reuses the last one's figures for
-    ``KIT_METRICS_DATABASE_REUSE_SECONDS``, from Django's cache (shared when it is Redis)."""
+    ``KIT_METRICS_DATABASE_REUSE_SECONDS``, from Django's cache (shared when it is Redis),
+    and says how old they are; ages and whether the database answers are this scrape's."""
+    from prospect_memory.notes.models import Note
+
     save_note(admin_actor, domain="acme.dev", body="Acme hires six AEs in Berlin.")
-    first = value(scrape(client), "kit_embedding_rows", model="prospect_memory.note")
+    Note.objects.update(embedding_status="pending")  # the queue, waiting since the save
+    first = scrape(client)
+    rows = value(first, "kit_embedding_rows", model="prospect_memory.note")
     save_note(admin_actor, domain="globex.io", body="Globex opened an office in Lisbon.")
-    assert value(scrape(client), "kit_embedding_rows", model="prospect_memory.note") == first
+    time.sleep(0.05)
+    again = scrape(client)
+    assert value(again, "kit_embedding_rows", model="prospect_memory.note") == rows  # reused
+    assert value(again, "kit_metrics_database_figures_age_seconds") > 0
+    waited = "kit_embedding_pending_oldest_seconds"
+    assert value(again, waited, model="prospect_memory.note") > value(
+        first, waited, model="prospect_memory.note"
+    )
+    assert value(again, "kit_metrics_database_up") == 1
     settings.KIT_METRICS_DATABASE_REUSE_SECONDS = 0
-    assert value(scrape(client), "kit_embedding_rows", model="prospect_memory.note") == first + 1
+    fresh = scrape(client)
+    assert value(fresh, "kit_embedding_rows", model="prospect_memory.note") == rows + 1
+    assert value(fresh, "kit_metrics_database_figures_age_seconds") < 1
 
 
 @pytest.mark.django_db
-def test_a_cache_that_does_not_answer_costs_the_scrape_nothing(client, metrics_on, settings):
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
+@pytest.mark.parametrize("answers", ["refuses", "never answers"])
+def test_a_cache_that_does_not_answer_costs_the_scrape_nothing(
+    client, metrics_on, settings, answers
+):
+    """A Redis that refuses costs a scrape nothing; one that takes the connection and never
+    answers costs it the socket timeout the settings give it (0.25 s), not a hang."""
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+    if answers == "refuses":
+        listener.close()
+    try:
+        settings.CACHES = {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": f"redis://127.0.0.1:{port}/0",
+                "OPTIONS": {"socket_connect_timeout": 0.25, "socket_timeout": 0.25},
+            }
         }
-    }
-    text = scrape(client)
-    assert value(text, "kit_metrics_database_up") == 1
-    assert "kit_embedding_rows" in text
+        answered = []
+        scraping = threading.Thread(target=lambda: answered.append(scrape(client)))
+        scraping.start()
+        scraping.join(timeout=20)
+        assert not scraping.is_alive(), "the scrape waited on the cache"
+        [text] = answered
+        assert value(text, "kit_metrics_database_up") == 1
+        assert "kit_embedding_rows" in text
+    finally:
+        listener.close()
 
 
 @pytest.mark.django_db

@@ -173,3 +173,32 @@ def test_the_system_check_names_a_misspelt_key(settings):
     (error,) = check_unknown_settings(None)
     assert error.id == "prospect_memory.E005"
     assert "ACCOUNT_CAPACTY" in error.msg
+
+
+def test_a_redis_cache_gives_up_on_a_silent_server_quickly(tmp_path):
+    """``CACHE_URL=redis://...`` gets socket timeouts of a quarter of a second (a scrape
+    of /metrics keeps its figures there); timeouts in the URL's query win."""
+    env = _production_env(tmp_path)
+    script = (
+        "import json, django; django.setup(); from django.conf import settings; "
+        "print(json.dumps(settings.CACHES['default']))"
+    )
+
+    def cache_with(url):
+        found = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=ROOT,
+            env={**env, "CACHE_URL": url},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert found.returncode == 0, found.stderr
+        return json.loads(found.stdout.strip().splitlines()[-1])
+
+    shared = cache_with("redis://127.0.0.1:6379/3")
+    assert shared["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+    assert shared["OPTIONS"] == {"socket_connect_timeout": 0.25, "socket_timeout": 0.25}
+    chosen = cache_with("redis://127.0.0.1:6379/3?socket_timeout=2")
+    assert chosen["OPTIONS"] == {"socket_connect_timeout": 0.25, "socket_timeout": 2}
+    assert not cache_with("locmemcache://").get("OPTIONS")

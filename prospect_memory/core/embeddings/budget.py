@@ -27,7 +27,7 @@ def _new_pool() -> ThreadPoolExecutor:
 _pool = _new_pool()
 
 
-def _pool_after_fork() -> None:
+def _new_pool_after_fork() -> None:
     # A forked child has none of its parent's threads, but the pool it inherits counts its
     # parent's idle ones: it would queue each call for a thread that never comes, and every
     # write would wait out its budget. The child starts a pool of its own.
@@ -35,7 +35,7 @@ def _pool_after_fork() -> None:
     _pool = _new_pool()
 
 
-os.register_at_fork(after_in_child=_pool_after_fork)
+os.register_at_fork(after_in_child=_new_pool_after_fork)
 
 
 @dataclass(frozen=True)

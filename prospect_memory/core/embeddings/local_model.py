@@ -374,18 +374,17 @@ def _loaded(manifest: Manifest, threads: int, prepack: bool) -> Runner | PackedR
 
 
 _lock = threading.Lock()
+_runners: dict[tuple[Manifest, int, bool], Runner | PackedRunner] = {}
 
 
-def _lock_after_fork() -> None:
+def _new_lock() -> None:
     # A child is forked with the lock as it was: held, if another thread of the parent was
     # loading a runner just then.
     global _lock
     _lock = threading.Lock()
 
 
-os.register_at_fork(after_in_child=_lock_after_fork)
-
-_runners: dict[tuple[Manifest, int, bool], Runner | PackedRunner] = {}
+os.register_at_fork(after_in_child=_new_lock)
 
 
 def runner(manifest: Manifest, threads: int, *, prepack: bool = False) -> Runner | PackedRunner:
