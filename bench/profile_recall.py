@@ -35,6 +35,7 @@ def main() -> None:
     parser.add_argument("--fillers", type=int, default=1000, help="more stored notes")
     parser.add_argument("--mcp", action="store_true", help="profile MCP recall instead of REST")
     parser.add_argument("--html", help="also write pyinstrument's HTML report here")
+    environment.add_provider_argument(parser)
     args = parser.parse_args()
     environment.setup(args)
 

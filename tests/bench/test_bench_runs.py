@@ -3,9 +3,10 @@ the suite: each starts its own throwaway database, seeds, measures and prints it
 A benchmark that stops running (``bench/http_bench.py`` once lost its provider argument)
 fails here, not on the day its figures are needed.
 
-``bench/memory_bench.py`` (``scripts/bench``) takes a minute even at its smallest and is
-left to the CI of issue 42's work; the integrity and model benchmarks have their own tests
-in ``tests/core``."""
+The integrity and model benchmarks have their own tests in ``tests/core``, the model's
+memory ``tests/bench/test_model_memory_bench.py``, the cluster ``tests/bench/test_cluster.py``,
+the load ``tests/load``; the peers' harness (``scripts/bench-peers``) needs the peer's own
+environment, outside this repository."""
 
 import os
 import shutil
@@ -41,6 +42,12 @@ def short_tmp():
         ("lifecycle_bench.py", ["--notes", "50", "--entries", "20"], "erase account"),
         ("pages_bench.py", ["--iterations", "3"], "search page"),
         (
+            "memory_bench.py",
+            ["--sizes", "600", "--iterations", "3", "--business-entries", "50"],
+            "scrape's database figures",
+        ),
+        ("profile_recall.py", ["--requests", "5", "--fillers", "10"], "Recorded"),
+        (
             "http_bench.py",
             [
                 "--sizes",
@@ -63,12 +70,24 @@ def short_tmp():
     ],
 )
 def test_the_benchmark_runs(script, arguments, printed, short_tmp):
-    # Its own environment: not the suite's settings module or database.
+    done = run_bench(short_tmp, script, *arguments, "--provider", "hashing")
+    assert printed in done.stdout
+
+
+def test_the_business_steps_run(short_tmp):
+    """``bench/business_steps.py`` chooses its provider itself (the hashing one)."""
+    done = run_bench(short_tmp, "business_steps.py", "--iterations", "3")
+    assert "store" in done.stdout
+
+
+def run_bench(tmp: Path, script: str, *arguments: str) -> subprocess.CompletedProcess:
+    """``bench/<script>`` run to its end, in its own environment: not the suite's settings
+    module or database."""
     unset = {"DATABASE_URL", "DJANGO_SETTINGS_MODULE", "KIT_DATA_DIR"}
     env = {key: value for key, value in os.environ.items() if key not in unset}
-    env["TMPDIR"] = str(short_tmp)
+    env["TMPDIR"] = str(tmp)
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / script), *arguments, "--provider", "hashing"],
+        [sys.executable, str(ROOT / "bench" / script), *arguments],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -77,4 +96,4 @@ def test_the_benchmark_runs(script, arguments, printed, short_tmp):
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert printed in done.stdout
+    return done
