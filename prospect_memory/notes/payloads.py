@@ -7,7 +7,9 @@ query.
 
 from __future__ import annotations
 
-from prospect_memory.core.integrity import integrity_data
+from datetime import date, datetime
+
+from prospect_memory.core.integrity import Flag, integrity_data
 from prospect_memory.notes.records import (
     CompactResult,
     DeleteResult,
@@ -25,19 +27,49 @@ def _time(moment) -> str:
 
 
 def note_data(view: NoteView) -> dict:
+    return note_answer(
+        view.id,
+        view.title,
+        view.body,
+        view.source_urls,
+        view.observed_at,
+        view.stale,
+        view.age_days,
+        view.created_at,
+        view.member,
+        view.oauth_client,
+        view.flags,
+    )
+
+
+def note_answer(
+    note_id: str,
+    title: str,
+    body: str,
+    source_urls: list[str],
+    observed_at: date,
+    stale: bool,
+    age_days: int,
+    created_at: datetime,
+    member: str | None,
+    oauth_client: str | None,
+    flags: list[Flag],
+) -> dict:
+    """A note as every answer gives it: from a :class:`NoteView`, or from a row where a
+    recall builds no view (its text and labels already as readers receive them)."""
     data = {
-        "id": view.id,
-        "title": view.title,
-        "body": view.body,
-        "source_urls": view.source_urls,
-        "observed_at": view.observed_at.isoformat(),
-        "stale": view.stale,
-        "age_days": view.age_days,
-        "created_at": _time(view.created_at),
-        "attribution": {"member": view.member, "oauth_client": view.oauth_client},
+        "id": note_id,
+        "title": title,
+        "body": body,
+        "source_urls": source_urls,
+        "observed_at": observed_at.isoformat(),
+        "stale": stale,
+        "age_days": age_days,
+        "created_at": _time(created_at),
+        "attribution": {"member": member, "oauth_client": oauth_client},
     }
-    if view.flags:
-        data["integrity"] = integrity_data(view.flags)
+    if flags:
+        data["integrity"] = integrity_data(flags)
     return data
 
 
@@ -58,11 +90,8 @@ def recall_data(recall: Recall) -> dict:
         "known": recall.known,
         "stale": recall.stale,
         "note_count": recall.note_count,
-        "notes": [dict(payload) for payload in recall.note_payloads],
-        "overlap_pairs": [
-            {"note_ids": list(pair.note_ids), "distance": round(pair.distance, 4)}
-            for pair in recall.overlap_pairs
-        ],
+        "notes": recall.note_payloads,
+        "overlap_pairs": recall.overlap_pairs,
         "compaction_suggested": recall.compaction_suggested,
         "truncated": recall.truncated,
         "omitted_note_ids": list(recall.omitted_note_ids),

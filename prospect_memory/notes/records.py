@@ -76,20 +76,17 @@ class NotesPage:
         return max(-(-self.count // self.page_size), 1)
 
 
-@dataclass(frozen=True)
-class OverlapPair:
-    note_ids: tuple[str, str]
-    distance: float
-
-
 @dataclass
 class Recall:
+    """A recall, its notes and pairs in the answer's form already: built once from the
+    rows (the payload cap measures them), with no view of each note between."""
+
     domain: str
-    notes: list[NoteView]
-    #: The answer's form of each note in ``notes`` (built once: the payload cap measures it).
+    #: Each note as the answer gives it (``payloads.note_answer``), newest first.
     note_payloads: list[dict]
     note_count: int
-    overlap_pairs: list[OverlapPair]
+    #: ``{"note_ids": [a, b], "distance": d}``, nearest first.
+    overlap_pairs: list[dict]
     relationship: Relationship
     newest_observed_at: date | None = None
     truncated: bool = False

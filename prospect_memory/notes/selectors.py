@@ -14,6 +14,7 @@ from django.db.models import Sum
 from oauth2_provider.models import get_application_model
 
 from outreach.access import Actor, require_outreach
+from outreach.characters import readable
 from outreach.models import Member
 from outreach.renderers import dumps
 from outreach.selectors import relationship_from_row, relationship_query
@@ -29,8 +30,8 @@ from prospect_memory.notes.domains import resolve_domain
 from prospect_memory.notes.errors import NotFound
 from prospect_memory.notes.index import index_ready, indexed_expression
 from prospect_memory.notes.models import Compaction, Dossier, Note
-from prospect_memory.notes.payloads import note_data
-from prospect_memory.notes.records import NearNotes, NotesPage, NoteView, OverlapPair, Recall
+from prospect_memory.notes.payloads import note_answer
+from prospect_memory.notes.records import NearNotes, NotesPage, NoteView, Recall
 from prospect_memory.notes.rules import (
     compaction_suggested,
     dossier_stale,
@@ -359,6 +360,27 @@ def note_view_from_row(row: tuple, *, domain: str, today: date, ring, cutoff: da
     )
 
 
+def note_answer_from_row(row: tuple, *, today: date, ring, cutoff: date) -> dict:
+    """A row of the recall statement in the answer's form (``payloads.note_answer``): the
+    recall's hot path builds no :class:`NoteView` between."""
+    (note_id, account_id, title_token, body_token, source_urls, observed_at, created_at,
+     member, client, integrity_token) = row  # fmt: skip
+    where = {"table": NOTE_TABLE, "account_id": account_id, "row_id": note_id, "ring": ring}
+    return note_answer(
+        note_id,
+        unseal(title_token, field="title", **where),
+        unseal(body_token, field="body", **where),
+        source_urls,
+        observed_at,
+        observed_at < cutoff,
+        (today - observed_at).days,
+        created_at,
+        readable(member) if member else member,
+        readable(client) if client else client,
+        flags_from_row(integrity_token, **where),
+    )
+
+
 # --- recall ----------------------------------------------------------------------------------
 
 
@@ -390,24 +412,23 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
             (relationship_sql, params), (notes_sql, params), (pairs_sql, params)
         )
     relationship = relationship_from_row(relationship_rows[0])
-    pairs = [OverlapPair((a, b), float(d)) for a, b, d in pair_rows]
     today = utc_today()
     ring, cutoff = keyring(), stale_cutoff(today)
-    views = [
-        note_view_from_row(row, domain=resolved.domain, today=today, ring=ring, cutoff=cutoff)
-        for row in note_rows
-    ]
+    newest = note_rows[0][5] if note_rows else None
     recall = Recall(
         domain=resolved.domain,
-        notes=views,
-        note_payloads=[note_data(view) for view in views],
-        note_count=len(views),
-        overlap_pairs=pairs,
+        note_payloads=[
+            note_answer_from_row(row, today=today, ring=ring, cutoff=cutoff) for row in note_rows
+        ],
+        note_count=len(note_rows),
+        overlap_pairs=[
+            {"note_ids": [a, b], "distance": round(distance, 4)} for a, b, distance in pair_rows
+        ],
         relationship=relationship,
-        newest_observed_at=views[0].observed_at if views else None,
+        newest_observed_at=newest,
         stop_reasons=stop_reasons(relationship, resolved.domain),
-        stale=dossier_stale(views[0].observed_at if views else None),
-        compaction_suggested=compaction_suggested(len(views)),
+        stale=dossier_stale(newest),
+        compaction_suggested=compaction_suggested(len(note_rows)),
     )
     _apply_payload_cap(recall, actor, query)
     return recall
@@ -422,8 +443,8 @@ def _apply_payload_cap(recall: Recall, actor: Actor, query: str | None) -> None:
     cap = notes_settings.RECALL_PAYLOAD_MAX_BYTES
     if _json_size(recall.note_payloads) <= cap:
         return
-    sizes = {v.id: _json_size(p) for v, p in zip(recall.notes, recall.note_payloads, strict=True)}
-    ranked = [v.id for v in recall.notes]  # recency
+    sizes = {p["id"]: _json_size(p) for p in recall.note_payloads}
+    ranked = [p["id"] for p in recall.note_payloads]  # recency
     if query and query.strip():
         embedded = embed_within_budget(query.strip(), query=True)
         if embedded.vector is not None:
@@ -442,8 +463,6 @@ def _apply_payload_cap(recall: Recall, actor: Actor, query: str | None) -> None:
         if sizes[note_id] <= budget:
             kept.add(note_id)
             budget -= sizes[note_id]
-    pairs = list(zip(recall.notes, recall.note_payloads, strict=True))
-    recall.omitted_note_ids = [v.id for v, _ in pairs if v.id not in kept]
-    recall.notes = [v for v, _ in pairs if v.id in kept]
-    recall.note_payloads = [p for v, p in pairs if v.id in kept]
+    recall.omitted_note_ids = [p["id"] for p in recall.note_payloads if p["id"] not in kept]
+    recall.note_payloads = [p for p in recall.note_payloads if p["id"] in kept]
     recall.truncated = True

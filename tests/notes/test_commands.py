@@ -29,7 +29,7 @@ def test_seed_demo_research_shows_every_case():
     actor = Actor.for_member(owner)
     acme = dossier_recall(actor=actor, domain="acme.dev")
     assert acme.note_count == 4
-    assert [n.stale for n in acme.notes] == [False, False, False, True]
+    assert [n["stale"] for n in acme.note_payloads] == [False, False, False, True]
     assert dossier_recall(actor=actor, domain="initech.com").should_stop is True
     assert dossier_recall(actor=actor, domain="globex.io").compaction_suggested is True
     assert dossier_recall(actor=actor, domain="vandelay.es").should_stop is True  # suppressed

@@ -62,7 +62,7 @@ def test_compact_merges_all_active_notes(admin_actor, three):
     assert archived.count() == 3
     assert {n.superseded_by_id for n in archived} == {merged.id}
     recall = dossier_recall(actor=admin_actor, domain="acme.dev")
-    assert [n.body for n in recall.notes] == ["Merged: facts 0, 1 and 2."]
+    assert [n["body"] for n in recall.note_payloads] == ["Merged: facts 0, 1 and 2."]
     compaction = Compaction.objects.get()
     assert compaction.expected_note_count == 3
     assert AuditEvent.objects.filter(action="compact", compaction_id=compaction.id).exists()
@@ -209,7 +209,7 @@ def test_delete_removes_note_from_recall_and_keeps_an_audit_event(admin_actor, t
     assert result.note_count == 2
     assert not Note.objects.filter(id=three[1].id).exists()
     recall = dossier_recall(actor=admin_actor, domain="acme.dev")
-    assert three[1].id not in [n.id for n in recall.notes]
+    assert three[1].id not in [n["id"] for n in recall.note_payloads]
     event = AuditEvent.objects.get(action="delete")
     assert str(event.note_id) == three[1].id
     assert event.actor == "admin@example.com"

@@ -155,7 +155,7 @@ def test_payload_cap_keeps_newest_that_fit(admin_actor, limits):
     ]
     recall = dossier_recall(actor=admin_actor, domain="acme.dev")
     assert recall.truncated is True
-    assert [v.id for v in recall.notes] == [ids[4], ids[3]]
+    assert [v["id"] for v in recall.note_payloads] == [ids[4], ids[3]]
     assert recall.omitted_note_ids == [ids[2], ids[1], ids[0]]
     assert recall.note_count == 5
     assert recall.ranking == "recency"
@@ -175,7 +175,7 @@ def test_payload_cap_ranks_by_query_when_given(admin_actor, limits):
     )
     assert recall.truncated is True
     assert recall.ranking == "query"
-    assert [v.id for v in recall.notes] == [pricing]
+    assert [v["id"] for v in recall.note_payloads] == [pricing]
     assert len(recall.omitted_note_ids) == 2
 
 
@@ -184,7 +184,7 @@ def test_payload_under_the_cap_is_never_truncated(admin_actor):
         save_note(admin_actor, body=f"fact {i} " + "y" * 9_000)
     recall = dossier_recall(actor=admin_actor, domain="acme.dev")
     assert recall.truncated is False
-    assert len(recall.notes) == 9
+    assert len(recall.note_payloads) == 9
 
 
 @pytest.mark.django_db(transaction=True)
