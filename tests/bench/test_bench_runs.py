@@ -8,27 +8,11 @@ memory ``tests/bench/test_model_memory_bench.py``, the cluster ``tests/bench/tes
 the load ``tests/load``; the peers' harness (``scripts/bench-peers``) needs the peer's own
 environment, outside this repository."""
 
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench.conftest import run_bench
+
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def short_tmp():
-    """A folder for the bench's throwaway database with a short path: a server's socket
-    path must fit in 107 bytes, which a test's own temporary folder can pass."""
-    path = Path(tempfile.mkdtemp(prefix="kit-bench-", dir="/tmp"))
-    path.chmod(0o755)  # the embedded PostgreSQL runs as its own user when we are root
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.mark.parametrize(
@@ -78,22 +62,3 @@ def test_the_business_steps_run(short_tmp):
     """``bench/business_steps.py`` chooses its provider itself (the hashing one)."""
     done = run_bench(short_tmp, "business_steps.py", "--iterations", "3")
     assert "store" in done.stdout
-
-
-def run_bench(tmp: Path, script: str, *arguments: str) -> subprocess.CompletedProcess:
-    """``bench/<script>`` run to its end, in its own environment: not the suite's settings
-    module or database."""
-    unset = {"DATABASE_URL", "DJANGO_SETTINGS_MODULE", "KIT_DATA_DIR"}
-    env = {key: value for key, value in os.environ.items() if key not in unset}
-    env["TMPDIR"] = str(tmp)
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / script), *arguments],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done
