@@ -121,6 +121,11 @@ else:
     DATABASES = {"default": embedded_database(DATA_DIR)}
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# Django's PostgreSQL backend with a health check that costs no round trip while the
+# server has nothing to say (kit/postgresql/base.py).
+_POSTGRESQL_ENGINE = "kit.postgresql"
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = _POSTGRESQL_ENGINE
 # A database that drops packets is known in seconds, not at the kernel's two minutes: a
 # request (a probe, a scrape) answers instead of waiting for its worker to be killed.
 DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
@@ -156,6 +161,8 @@ for _number, _url in enumerate(env.list("DATABASE_REPLICA_URLS", default=[]), st
         "tcp_user_timeout": 5000,  # milliseconds
         **_replica.get("OPTIONS", {}),
     }
+    if _replica["ENGINE"] == "django.db.backends.postgresql":
+        _replica["ENGINE"] = _POSTGRESQL_ENGINE
     _replica.update(
         CONN_MAX_AGE=DATABASES["default"]["CONN_MAX_AGE"],
         CONN_HEALTH_CHECKS=True,

@@ -1,0 +1,2 @@
+"""Kit's database backend: Django's PostgreSQL backend with a health check that costs no
+round trip (``base.DatabaseWrapper``)."""
