@@ -11,10 +11,10 @@ report in docs/embeddings.md); the thresholds a local model's manifest names; an
 model nobody calibrated, the product page's 0.10 / 0.30, which is
 ``gemini-embedding-001``'s contract.
 
-The files are read again whenever they change on disk, so a process sees what the command
-wrote without a restart. A file that cannot be used is reported by the system check
-``prospect_memory.E007``; meanwhile it is left out (and said so in the thresholds'
-source) rather than failing every save.
+The files are read again when they change on disk, so a process sees what the command
+wrote without a restart (within ``LOOK_AGAIN_SECONDS``). A file that cannot be used is
+reported by the system check ``prospect_memory.E007``; meanwhile it is left out (and said so
+in the thresholds' source) rather than failing every save.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import logging
 import math
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -116,8 +117,24 @@ def _signature(path: Path | None) -> tuple[Any, ...]:
     return (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
+#: How long a process goes by what it last saw of the files before it looks again: each
+#: recall and save asks for a threshold, and two ``stat`` calls each time cost more than
+#: the rest of the answer's rules. A file written elsewhere is seen within this time; one
+#: written by this process (``write``) or named by new settings, at once (``forget``).
+LOOK_AGAIN_SECONDS = 1.0
+_seen: dict[Path | None, tuple[float, tuple[tuple[Any, ...], tuple[Any, ...]]]] = {}
+
+
 def _signatures() -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    return _signature(SHIPPED_FILE), _signature(_operator_file())
+    operator = _operator_file()
+    now = time.monotonic()
+    seen = _seen.get(operator)
+    if seen is not None and now - seen[0] < LOOK_AGAIN_SECONDS:
+        return seen[1]
+    signatures = _signature(SHIPPED_FILE), _signature(operator)
+    _seen.clear()
+    _seen[operator] = (now, signatures)
+    return signatures
 
 
 @lru_cache(maxsize=4)
@@ -201,6 +218,7 @@ def _thresholds(
 
 def forget() -> None:
     """Read the files again on next use (after a settings change)."""
+    _seen.clear()
     _read_both.cache_clear()
     _thresholds.cache_clear()
 

@@ -236,6 +236,23 @@ def test_calibration_on_a_small_set_reports_and_writes(tmp_path, semantic_with_a
     assert get_provider().thresholds.near_duplicate == stored["near_duplicate"]
 
 
+def test_a_file_another_process_writes_is_seen_within_the_look_again_time(
+    semantic_with_a_file, monkeypatch
+):
+    def write_file(near, overlap):
+        entry = {"near_duplicate": near, "overlap": overlap}
+        semantic_with_a_file.write_text(json.dumps({"models": {"all-MiniLM-L6-v2-int8": entry}}))
+
+    write_file(0.2, 0.4)
+    thresholds.forget()
+    assert get_provider().thresholds.near_duplicate == 0.2
+    monkeypatch.setattr(thresholds, "LOOK_AGAIN_SECONDS", 3600.0)
+    write_file(0.21, 0.41)  # as another process's calibrate_embeddings --write does
+    assert get_provider().thresholds.near_duplicate == 0.2  # not looked at again yet
+    monkeypatch.setattr(thresholds, "LOOK_AGAIN_SECONDS", 0.0)
+    assert get_provider().thresholds.near_duplicate == 0.21
+
+
 @pytest.mark.parametrize(
     ("line", "says"),
     [
