@@ -15,6 +15,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 import idna
@@ -102,7 +103,13 @@ def resolve_domain(value: object) -> ResolvedDomain:
         raise _reject(value, "is empty")
     if len(value) > MAX_INPUT_CHARS:
         raise _reject(value, f"is longer than {MAX_INPUT_CHARS} characters")
+    return _resolved(value)
 
+
+#: Agents ask about the same companies again and again (every recall and save names one):
+#: an answer, the same for every account, is kept for the next time; a refusal is not.
+@lru_cache(maxsize=4096)
+def _resolved(value: str) -> ResolvedDomain:
     if _is_ip(value.strip("[]")):
         raise _reject(value, "is an IP address, which has no registrable domain")
     host, address = _host_of(value)

@@ -19,7 +19,7 @@ from outreach.models import Member
 from outreach.renderers import dumps
 from outreach.selectors import relationship_from_row, relationship_query
 from pgstatements import reads_elsewhere, run, run_one, vector_param
-from prospect_memory.core.crypto import keyring, unseal
+from prospect_memory.core.crypto import keyring, row_binding, unseal, unseal_bound
 from prospect_memory.core.embeddings import get_provider
 from prospect_memory.core.embeddings.budget import embed_within_budget
 from prospect_memory.core.embeddings.vectors import distance_to
@@ -72,21 +72,25 @@ def _recall_statements() -> tuple[str, str]:
      WHERE {active_in_dossier}
      ORDER BY {newest_first}
     """  # noqa: S608  (names from the models, values are parameters)
-    # Pairs among the window of newest notes, compared only within one model's vectors.
+    # Pairs among the window of newest notes, compared only within one model's vectors: a
+    # note whose vector is not ready, or of another model, has none here, and a distance to
+    # nothing is no pair. Each distance is rounded to the answer's 4 decimals here, where
+    # it costs least.
     pairs = f"""
     WITH recent AS (
-        SELECT n.id, n.embedding, n.embedding_model, n.embedding_status
+        SELECT n.id,
+               CASE WHEN n.embedding_status = %(ready)s AND n.embedding_model = %(model)s
+                    THEN n.embedding END AS embedding
           FROM {note} n
           {dossier_join}
          WHERE {active_in_dossier}
          ORDER BY {newest_first}
          LIMIT %(window)s
     )
-    SELECT a.id::text, b.id::text, a.embedding <=> b.embedding AS distance
+    SELECT a.id::text, b.id::text,
+           round((a.embedding <=> b.embedding) * 10000) / 10000 AS distance
       FROM recent a JOIN recent b ON a.id < b.id
-     WHERE a.embedding_status = %(ready)s AND b.embedding_status = %(ready)s
-       AND a.embedding_model = %(model)s AND b.embedding_model = %(model)s
-       AND a.embedding <=> b.embedding <= %(threshold)s
+     WHERE a.embedding <=> b.embedding <= %(threshold)s
      ORDER BY distance, a.id, b.id
     """  # noqa: S608
     return notes, pairs
@@ -365,11 +369,11 @@ def note_answer_from_row(row: tuple, *, today: date, ring, cutoff: date) -> dict
     recall's hot path builds no :class:`NoteView` between."""
     (note_id, account_id, title_token, body_token, source_urls, observed_at, created_at,
      member, client, integrity_token) = row  # fmt: skip
-    where = {"table": NOTE_TABLE, "account_id": account_id, "row_id": note_id, "ring": ring}
+    bound = row_binding(table=NOTE_TABLE, account_id=account_id, row_id=note_id)
     return note_answer(
         note_id,
-        unseal(title_token, field="title", **where),
-        unseal(body_token, field="body", **where),
+        unseal_bound(title_token, row=bound, field=b"title", ring=ring),
+        unseal_bound(body_token, row=bound, field=b"body", ring=ring),
         source_urls,
         observed_at,
         observed_at < cutoff,
@@ -377,7 +381,11 @@ def note_answer_from_row(row: tuple, *, today: date, ring, cutoff: date) -> dict
         created_at,
         readable(member) if member else member,
         readable(client) if client else client,
-        flags_from_row(integrity_token, **where),
+        flags_from_row(
+            integrity_token, table=NOTE_TABLE, account_id=account_id, row_id=note_id, ring=ring
+        )
+        if integrity_token
+        else [],
     )
 
 
@@ -421,9 +429,7 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
             note_answer_from_row(row, today=today, ring=ring, cutoff=cutoff) for row in note_rows
         ],
         note_count=len(note_rows),
-        overlap_pairs=[
-            {"note_ids": [a, b], "distance": round(distance, 4)} for a, b, distance in pair_rows
-        ],
+        overlap_pairs=[{"note_ids": [a, b], "distance": distance} for a, b, distance in pair_rows],
         relationship=relationship,
         newest_observed_at=newest,
         stop_reasons=stop_reasons(relationship, resolved.domain),

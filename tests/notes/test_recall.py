@@ -6,6 +6,7 @@ from datetime import timedelta
 import pytest
 
 from outreach.services import suppression_add
+from prospect_memory.notes.models import Note
 from prospect_memory.notes.payloads import recall_data
 from prospect_memory.notes.rules import utc_today
 from prospect_memory.notes.selectors import dossier_recall
@@ -81,6 +82,17 @@ def test_overlap_pairs_ignore_notes_beyond_the_window(admin_actor, limits):
     save_note(admin_actor, body="Acme runs on Django.", observed_at=days_ago(1))
     save_note(admin_actor, body="Acme opened an office in Lyon.", observed_at=days_ago(1))
     assert dossier_recall(actor=admin_actor, domain="acme.dev").overlap_pairs == []
+
+
+def test_overlap_pairs_compare_only_ready_vectors_of_the_current_model(admin_actor):
+    body = "Acme raised a Series B of 40M led by Example Ventures."
+    ids = [save_note(admin_actor, body=body, observed_at=days_ago(1)).note.id for _ in range(4)]
+    Note.objects.filter(id=ids[2]).update(embedding_status="pending")
+    Note.objects.filter(id=ids[3]).update(embedding_model="an-older-model")
+    data = recall_data(dossier_recall(actor=admin_actor, domain="acme.dev"))
+    [pair] = data["overlap_pairs"]
+    assert set(pair["note_ids"]) == {str(ids[0]), str(ids[1])}
+    assert pair["distance"] == round(pair["distance"], 4)
 
 
 def test_relationship_and_stop_on_negative_reply(admin_actor, account):

@@ -22,6 +22,7 @@ import binascii
 import hashlib
 import os
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, overload
 
@@ -38,7 +39,8 @@ FORMAT_VERSION = 1
 KEY_BYTES = 32
 KEY_ID_BYTES = 4
 NONCE_BYTES = 12
-_HEADER_BYTES = 1 + KEY_ID_BYTES + NONCE_BYTES
+_KEY_ID_END = 1 + KEY_ID_BYTES
+_HEADER_BYTES = _KEY_ID_END + NONCE_BYTES
 
 
 class KeyConfigurationError(ValueError):
@@ -56,7 +58,13 @@ def generate_key() -> str:
 
 def binding(*, table: str, account_id: object, row_id: object, field: str) -> bytes:
     """The associated data that ties a ciphertext to one field of one row of one account."""
-    return f"kit/{table}/{account_id}/{row_id}/{field}".encode()
+    return row_binding(table=table, account_id=account_id, row_id=row_id) + field.encode()
+
+
+def row_binding(*, table: str, account_id: object, row_id: object) -> bytes:
+    """What the binding of every field of one row starts with (``binding`` adds the field's
+    name): a reader of many sealed fields per row makes it once per row."""
+    return f"kit/{table}/{account_id}/{row_id}/".encode()
 
 
 def _decode_key(position: int, text: str) -> bytes:
@@ -77,6 +85,11 @@ class Keyring:
     """The configured keys, newest (encrypting) first."""
 
     keys: tuple[tuple[bytes, AESGCM], ...]
+    #: Each key by its id: a ciphertext names the one that opens it.
+    by_id: dict[bytes, AESGCM] = dataclass_field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_id", dict(self.keys))
 
     @classmethod
     def from_strings(cls, texts: list[str] | tuple[str, ...]) -> Keyring:
@@ -107,17 +120,19 @@ class Keyring:
         return header + nonce + aead.encrypt(nonce, plaintext.encode("utf-8"), header + context)
 
     def decrypt(self, token: bytes, *, context: bytes) -> str:
-        token = bytes(token)
+        if type(token) is not bytes:  # a memoryview or bytearray from a driver
+            token = bytes(token)
         if len(token) < _HEADER_BYTES + 16 or token[0] != FORMAT_VERSION:
             raise DecryptionError("ciphertext is malformed")
-        key_id = token[1 : 1 + KEY_ID_BYTES]
-        aead = next((a for kid, a in self.keys if kid == key_id), None)
+        aead = self.by_id.get(token[1:_KEY_ID_END])
         if aead is None:
             raise DecryptionError("ciphertext was made with a key that is no longer configured")
-        header = token[: 1 + KEY_ID_BYTES]
-        nonce = token[1 + KEY_ID_BYTES : _HEADER_BYTES]
         try:
-            plaintext = aead.decrypt(nonce, token[_HEADER_BYTES:], header + context)
+            plaintext = aead.decrypt(
+                token[_KEY_ID_END:_HEADER_BYTES],  # the nonce
+                token[_HEADER_BYTES:],
+                token[:_KEY_ID_END] + context,  # the header and the binding
+            )
         except InvalidTag:
             raise DecryptionError(
                 "ciphertext does not belong to this row or account, or was altered"
@@ -174,6 +189,14 @@ def unseal(
     context = binding(table=table, account_id=account_id, row_id=row_id, field=field)
     text = (ring or keyring()).decrypt(token, context=context)
     return text if as_stored else readable(text)
+
+
+def unseal_bound(token: bytes | None, *, row: bytes, field: bytes, ring: Keyring) -> str:
+    """:func:`unseal` for a reader of many rows: ``row`` from :func:`row_binding`, ``field``
+    the field's name as bytes."""
+    if not token:
+        return ""
+    return readable(ring.decrypt(token, context=row + field))
 
 
 def _bound(instance: Any) -> tuple[object, object]:
