@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import environment  # noqa: E402
 from bench import memory_bench as mb  # noqa: E402
-from bench.processes import cpu_seconds  # noqa: E402
+from bench.processes import cpu_seconds, postmaster  # noqa: E402
 
 p = mb.percentile
 timed = mb.measure
@@ -111,10 +111,11 @@ def throughput_runs(server, token, domain, clients, seconds, runs):
     if wrk_throughput(server.url, token, domain, clients, 5) is None:  # warm-up
         return None
     results = []
+    database = postmaster()
     for _ in range(runs):
-        before = cpu_seconds(server.process.pid)
+        before = cpu_seconds(server.process.pid, database)
         result = wrk_throughput(server.url, token, domain, clients, seconds)
-        after = cpu_seconds(server.process.pid)
+        after = cpu_seconds(server.process.pid, database)
         served = result["rps"] * seconds
         for part in ("web", "db"):
             result[f"cpu_{part}_ms"] = (after[part] - before[part]) * 1000 / served

@@ -36,9 +36,26 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])
 
 
-def cpu_seconds(web_pid: int) -> dict[str, float]:
-    """CPU time so far of the web server (``web_pid`` and its children) and of every
-    PostgreSQL process."""
+def postmaster() -> int:
+    """The process id of the PostgreSQL server Django's connection reaches (the parent of
+    its backend), for :func:`cpu_seconds`."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (backend,) = cursor.fetchone()
+    found = _stat(backend)
+    assert found is not None, "the backend runs on another machine"
+    return int(found[1][1])
+
+
+def cpu_seconds(web_pid: int, db_pid: int) -> dict[str, float]:
+    """CPU time so far of the web server (``web_pid`` and its children) and of the
+    PostgreSQL server ``db_pid`` (its postmaster, with its backends and helpers): only
+    theirs, so that another server on the machine, or one stopping, counts for nothing.
+    A child that exited (a backend whose connection reached ``CONN_MAX_AGE``, a worker
+    replaced) still counts: its parent reaped it, and the kernel adds a reaped child's time
+    to the parent's own count of its children's."""
     tick = os.sysconf("SC_CLK_TCK")
     totals = {"web": 0.0, "db": 0.0}
     for entry in os.listdir("/proc"):
@@ -47,12 +64,15 @@ def cpu_seconds(web_pid: int) -> dict[str, float]:
         found = _stat(entry)
         if found is None:
             continue
-        name, fields = found
-        used = (int(fields[11]) + int(fields[12])) / tick
-        if int(entry) == web_pid or int(fields[1]) == web_pid:
-            totals["web"] += used
-        elif name == "postgres":
-            totals["db"] += used
+        fields, pid = found[1], int(entry)
+        used = int(fields[11]) + int(fields[12])
+        if pid in (web_pid, db_pid):
+            used += int(fields[13]) + int(fields[14])  # its reaped children's
+        parent = int(fields[1])
+        if web_pid in (pid, parent):
+            totals["web"] += used / tick
+        elif db_pid in (pid, parent):
+            totals["db"] += used / tick
     return totals
 
 
