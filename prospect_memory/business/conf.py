@@ -37,6 +37,11 @@ DEFAULTS: dict[str, Any] = {
     # ones as stored.
     "PAGE_PRETTY_MAX_BYTES": 4096,
     "COMPARE_SHOWN_MAX_LINES": 500,
+    # Writing. A store's answer needs no vector: with a Celery broker, and a provider that
+    # takes time (the local model, a remote API), a store answers first and a worker makes
+    # the vector moments later (a search meanwhile matches the entry on its key and counts
+    # it in not_compared). False: a store waits for its vector, as it does without a broker.
+    "EMBED_AFTER_ANSWER": True,
     # Reading.
     "LIST_LIMIT_DEFAULT": 20,
     "LIST_LIMIT_MAX": 100,

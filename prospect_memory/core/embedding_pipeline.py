@@ -93,6 +93,12 @@ def targets() -> list[EmbeddingTarget]:
     return [_targets[label] for label in sorted(_targets)]
 
 
+def queued() -> bool:
+    """Whether embeddings enqueued go to a worker through a broker (production, CI), not
+    inline (the default set-up, with no broker)."""
+    return not current_app.conf.task_always_eager
+
+
 def enqueue(target: EmbeddingTarget, pk: object, *, answered: bool = False) -> None:
     """Embed row ``pk`` in the background once the current transaction commits.
 
@@ -101,7 +107,7 @@ def enqueue(target: EmbeddingTarget, pk: object, *, answered: bool = False) -> N
     When the provider did answer the request (``answered``: for a text the write then did
     not store), it is asked again right after the commit instead.
     """
-    if current_app.conf.task_always_eager:
+    if not queued():
         if answered:
             transaction.on_commit(lambda: _embed_now(target, pk), robust=True)
             return

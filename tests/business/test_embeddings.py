@@ -1,6 +1,6 @@
-"""Entries in the shared embedding pipeline, on a real worker: queued on commit when the
-provider fails, retried, backfilled, re-embedded after a model change; searched by key
-meanwhile."""
+"""Entries in the shared embedding pipeline, on a real worker: with a broker a store answers
+before its vector; queued on commit when the provider fails, retried, backfilled,
+re-embedded after a model change; searched by key meanwhile."""
 
 import pytest
 from django.db import connection
@@ -35,6 +35,24 @@ def test_an_outage_loses_nothing_and_the_worker_embeds_later(admin_actor, gemini
     tasks.backfill_entry_embeddings.delay()
     wait_for(lambda: status("voice:banned_phrases") == "ready", what="the backfill")
     assert entries_search(actor=admin_actor, query="banned phrases").not_compared == 0
+
+
+def test_with_a_broker_a_store_answers_before_its_vector(admin_actor, gemini, worker):
+    gemini.delay = 0.4  # within the 1 s budget: a store that waited would answer ready
+    entry_store(actor=admin_actor, key="voice:tone", value="warm and direct")
+    assert status("voice:tone") == "pending"
+    wait_for(lambda: status("voice:tone") == "ready", what="the worker's vector")
+    assert entries_search(actor=admin_actor, query="tone of voice").not_compared == 0
+
+
+def test_a_store_can_be_told_to_wait_for_its_vector(admin_actor, gemini, worker, settings):
+    settings.BUSINESS_MEMORY = {
+        **getattr(settings, "BUSINESS_MEMORY", {}),
+        "EMBED_AFTER_ANSWER": False,
+    }
+    gemini.delay = 0.4
+    entry_store(actor=admin_actor, key="voice:tone", value="warm and direct")
+    assert status("voice:tone") == "ready"
 
 
 def test_a_model_change_reembeds_one_accounts_entries(admin_actor, other_admin, worker):

@@ -10,7 +10,12 @@ path: the key read under the lock, everything decided there, as the guards would
 
 When the stored text turns out different from the one embedded (a concurrent merge, an
 alias), the entry is stored pending and embedded after the commit: right after it without
-a broker when the provider had answered, else by the pipeline's task or backfill."""
+a broker when the provider had answered, else by the pipeline's task or backfill.
+
+With a broker, a provider that takes time is not asked before the answer at all
+(``EMBED_AFTER_ANSWER``): nothing in a store's answer needs the vector, so the entry is
+stored pending and a worker embeds it after the commit; the caller waits for the database
+only."""
 
 from __future__ import annotations
 
@@ -419,8 +424,19 @@ def _checked(
         return None
 
 
+def _embeds_before_answering() -> bool:
+    """Whether a store makes its vector before it answers: always with a provider that
+    answers at once, and without a broker to hand the work to; otherwise only when
+    ``EMBED_AFTER_ANSWER`` is off (the stored entry is pending, queued after the commit)."""
+    return (
+        get_provider().immediate
+        or not business_settings.EMBED_AFTER_ANSWER
+        or not embedding_pipeline.queued()
+    )
+
+
 def _embed(key: str, guess: tuple[str, Any] | None) -> Embedded:
-    if guess is None:
+    if guess is None or not _embeds_before_answering():
         return Embedded.none()
     category, stored = guess
     return embed_within_budget(embedding_input(key, category, stored))
