@@ -121,14 +121,26 @@ else:
     DATABASES = {"default": embedded_database(DATA_DIR)}
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-# Django's PostgreSQL backend with a health check that costs no round trip while the
-# server has nothing to say (kit/postgresql/base.py).
+# Django's PostgreSQL backend with a health check that costs no round trip while a
+# connection in steady use has nothing to read (kit/postgresql/base.py); one idle longer
+# than this is checked with a statement, as Django does.
 _POSTGRESQL_ENGINE = "kit.postgresql"
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = _POSTGRESQL_ENGINE
+DATABASE_HEALTH_CHECK_IDLE_SECONDS = env.float("DATABASE_HEALTH_CHECK_IDLE_SECONDS", default=5.0)
 # A database that drops packets is known in seconds, not at the kernel's two minutes: a
 # request (a probe, a scrape) answers instead of waiting for its worker to be killed.
 DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
+# Over TCP, a server that vanished (a host rebooted, a failover) is found by the kernel
+# within seconds while the connection idles, not hours (libpq ignores these on a Unix
+# socket, as the embedded PostgreSQL uses); the URL's own values win.
+_KEEPALIVES = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
+DATABASES["default"]["OPTIONS"] = {**_KEEPALIVES, **DATABASES["default"]["OPTIONS"]}
 # Parameters are bound by PostgreSQL (not spliced into the SQL text by the client), so a
 # statement a connection runs again can be prepared once and only executed after that:
 # psycopg prepares any statement after its 5th use on a connection, and the agent hot paths

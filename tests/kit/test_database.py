@@ -1,10 +1,17 @@
 """The tests run on a real PostgreSQL 18 with pgvector, as production does."""
 
+import contextlib
+import socket
+import struct
+import threading
+import time
+
 import pytest
 from django.db import connection
 from pgvector.django import CosineDistance
 
 from prospect_memory.notes.models import Dossier, Note
+from tests.helpers import wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -63,8 +70,17 @@ def test_the_backend_is_kits_postgresql(db):
     assert isinstance(connections["default"], DatabaseWrapper)
 
 
-def test_an_idle_connection_is_found_usable_without_a_round_trip(transactional_db, monkeypatch):
+def _between_requests(wrapper=connection):
+    """What Django does at the end of one request and the start of the next."""
+    wrapper.close_if_unusable_or_obsolete()
+    wrapper.close_if_unusable_or_obsolete()
+
+
+def test_a_connection_in_steady_use_is_found_usable_without_a_round_trip(
+    transactional_db, monkeypatch
+):
     raw = _kit_backend_connection()
+    _between_requests()
 
     def no_statement(*args, **kwargs):
         raise AssertionError("the health check sent a statement")
@@ -73,13 +89,107 @@ def test_an_idle_connection_is_found_usable_without_a_round_trip(transactional_d
     assert connection.is_usable() is True
 
 
+def test_a_connection_idle_longer_than_the_setting_is_asked_with_a_statement(
+    transactional_db, settings, monkeypatch
+):
+    settings.DATABASE_HEALTH_CHECK_IDLE_SECONDS = 0.05
+    raw = _kit_backend_connection()
+    connection.close_if_unusable_or_obsolete()  # a request ends
+    time.sleep(0.1)
+    connection.close_if_unusable_or_obsolete()  # the next starts
+    sent = []
+    real_cursor = raw.cursor
+    monkeypatch.setattr(raw, "cursor", lambda *a, **k: sent.append(1) or real_cursor(*a, **k))
+    assert connection.is_usable() is True
+    assert sent == [1]
+
+
+class _ForgetfulProxy:
+    """TCP in front of the database's socket that can forget its connections, as a
+    rebooted host or a firewall does: the next packet a client sends is answered with a
+    reset, and nothing arrives before it."""
+
+    def __init__(self, upstream: str):
+        self.upstream, self.forget, self.sockets = upstream, False, []
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.socket(socket.AF_UNIX)
+            server.connect(self.upstream)
+            self.sockets += [client, server]
+            threading.Thread(target=self._pump, args=(client, server, True), daemon=True).start()
+            threading.Thread(target=self._pump, args=(server, client, False), daemon=True).start()
+
+    def _pump(self, source, target, from_client):
+        try:
+            while data := source.recv(65536):
+                if from_client and self.forget:
+                    # A reset, as for a connection the peer does not know; the database's
+                    # side of it ends too.
+                    source.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    source.close()
+                    _hang_up(target)
+                    return
+                target.sendall(data)
+        except OSError:
+            return
+
+    def close(self):
+        for each in (self.listener, *self.sockets):
+            _hang_up(each)
+
+
+def _hang_up(end: socket.socket) -> None:
+    """Close ``end`` even while a thread waits on it (``close`` alone would not end it)."""
+    with contextlib.suppress(OSError):
+        end.shutdown(socket.SHUT_RDWR)
+    end.close()
+
+
+def test_a_server_that_forgot_an_idle_connection_costs_the_check_not_the_request(
+    transactional_db, settings
+):
+    from kit.postgresql.base import DatabaseWrapper
+
+    settings.DATABASE_HEALTH_CHECK_IDLE_SECONDS = 0.05
+    configured = connection.settings_dict
+    proxy = _ForgetfulProxy(f"{configured['HOST']}/.s.PGSQL.{configured.get('PORT') or 5432}")
+    wrapper = DatabaseWrapper({**configured, "HOST": "127.0.0.1", "PORT": proxy.port})
+    try:
+        wrapper.ensure_connection()
+        backend = wrapper.connection.info.backend_pid
+        wrapper.close_if_unusable_or_obsolete()  # a request ends
+        proxy.forget = True
+        time.sleep(0.1)
+        wrapper.close_if_unusable_or_obsolete()  # the next starts, after a quiet spell
+        wrapper.close_if_health_check_failed()
+        assert wrapper.connection is None  # found by the check: the request opens another
+    finally:
+        wrapper.close()
+        proxy.close()
+    with connection.cursor() as cursor:  # the proxied session is over before the test ends
+
+        def gone():
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [backend])
+            return cursor.fetchone()[0] == 0
+
+        wait_for(gone, what="the proxied session's end")
+
+
 def test_a_terminated_connection_is_found_and_the_next_query_opens_another(transactional_db):
     import select
-    import time
 
     import psycopg
 
     raw = _kit_backend_connection()
+    _between_requests()
     pid = raw.info.backend_pid
     with psycopg.connect(**connection.get_connection_params(), autocommit=True) as other:
         other.execute("SELECT pg_terminate_backend(%s)", [pid])

@@ -137,7 +137,15 @@ def _database_options(env) -> dict:
 
 def test_statements_are_bound_by_the_server_and_prepared_unless_turned_off(tmp_path):
     env = _production_env(tmp_path)
-    bounded = {"connect_timeout": 5}  # a database that drops packets is known in seconds
+    # A database that drops packets, or a server that vanished while the connection idled,
+    # is known in seconds.
+    bounded = {
+        "connect_timeout": 5,
+        "keepalives": 1,
+        "keepalives_idle": 10,
+        "keepalives_interval": 5,
+        "keepalives_count": 3,
+    }
     assert _database_options(env) == {
         **bounded,
         "server_side_binding": True,
