@@ -103,51 +103,53 @@ def resolve_domain(value: object) -> ResolvedDomain:
         raise _reject(value, "is empty")
     if len(value) > MAX_INPUT_CHARS:
         raise _reject(value, f"is longer than {MAX_INPUT_CHARS} characters")
-    return _resolved(value)
-
-
-#: Agents ask about the same companies again and again (every recall and save names one):
-#: an answer, the same for every account, is kept for the next time; a refusal is not.
-@lru_cache(maxsize=4096)
-def _resolved(value: str) -> ResolvedDomain:
     if _is_ip(value.strip("[]")):
         raise _reject(value, "is an IP address, which has no registrable domain")
     host, address = _host_of(value)
-    host = host.strip("[]").rstrip(".")
+    found = _registrable(host.strip("[]").rstrip("."))
+    if isinstance(found, str):
+        raise _reject(value, found)
+    registrable, ascii_host = found
+    if address is not None:
+        address = f"{address.rpartition('@')[0]}@{ascii_host}"
+    return ResolvedDomain(domain=registrable, address=address)
+
+
+#: Agents name the same companies again and again (every recall and save names one): what
+#: a host comes to, the same for every account, is kept for the next time. Only the host:
+#: never an email address's local part or a URL's path, which name people and pages.
+@lru_cache(maxsize=4096)
+def _registrable(host: str) -> tuple[str, str] | str:
+    """The registrable domain and the ASCII form of ``host``, or why it has none."""
     if not host:
-        raise _reject(value, "has no host")
+        return "has no host"
     if _is_ip(host):
-        raise _reject(value, "is an IP address, which has no registrable domain")
+        return "is an IP address, which has no registrable domain"
     if any(c.isspace() or c in "\\/?#%@:\x00" for c in host):
-        raise _reject(value, "contains characters a domain cannot have")
+        return "contains characters a domain cannot have"
     if any(not label for label in host.split(".")):
-        raise _reject(value, "has an empty label (a leading dot or two dots in a row)")
+        return "has an empty label (a leading dot or two dots in a row)"
     if host.isascii():
         ascii_host = host.lower()
     else:
         try:
             ascii_host = idna.encode(host, uts46=True).decode("ascii").lower()
         except (idna.IDNAError, UnicodeError, ValueError):
-            raise _reject(value, "is not a valid internationalised domain name") from None
+            return "is not a valid internationalised domain name"
     if len(ascii_host) > MAX_HOST_CHARS:
-        raise _reject(value, f"has a host longer than {MAX_HOST_CHARS} characters")
+        return f"has a host longer than {MAX_HOST_CHARS} characters"
     labels = ascii_host.split(".")
     for label in labels:
         if len(label) > 63:
-            raise _reject(value, "has a label longer than 63 characters")
+            return "has a label longer than 63 characters"
         if not _LABEL.match(label):
-            raise _reject(
-                value, f"has the label {label!r}; labels are letters, digits and inner hyphens"
-            )
+            return f"has the label {label!r}; labels are letters, digits and inner hyphens"
     if len(labels) == 1:
-        raise _reject(value, "is a single-label host (like 'localhost'), not a public domain")
-
+        return "is a single-label host (like 'localhost'), not a public domain"
     parts = _extract(ascii_host)
     registrable = parts.top_domain_under_public_suffix
     if not registrable:
         if not parts.suffix:
-            raise _reject(value, "does not end in a known public suffix")
-        raise _reject(value, "is a public suffix, not a company domain")
-    if address is not None:
-        address = f"{address.rpartition('@')[0]}@{ascii_host}"
-    return ResolvedDomain(domain=registrable, address=address)
+            return "does not end in a known public suffix"
+        return "is a public suffix, not a company domain"
+    return registrable, ascii_host
