@@ -91,7 +91,7 @@ def _recall_statements() -> tuple[str, str]:
            round((a.embedding <=> b.embedding) * 10000) / 10000 AS distance
       FROM recent a JOIN recent b ON a.id < b.id
      WHERE a.embedding <=> b.embedding <= %(threshold)s
-     ORDER BY distance, a.id, b.id
+     ORDER BY a.embedding <=> b.embedding, a.id, b.id
     """  # noqa: S608
     return notes, pairs
 

@@ -20,7 +20,12 @@ def status(key: str) -> str:
     return Entry.objects.get(key=key).embedding_status
 
 
-def test_an_outage_loses_nothing_and_the_worker_embeds_later(admin_actor, gemini, worker):
+def test_an_outage_loses_nothing_and_the_worker_embeds_later(admin_actor, gemini, worker, settings):
+    # A store that asks the provider itself (as without a broker) meets the outage.
+    settings.BUSINESS_MEMORY = {
+        **getattr(settings, "BUSINESS_MEMORY", {}),
+        "EMBED_AFTER_ANSWER": False,
+    }
     gemini.mode = "503"
     stored = entry_store(actor=admin_actor, key="voice:banned_phrases", value=["synergy"])
     assert stored.created
