@@ -464,6 +464,12 @@ if env("PROSPECT_MEMORY_EMBEDDING_THRESHOLDS_FILE", default=""):
 if env("PROSPECT_MEMORY_EMBEDDING_OPTIONS", default=""):
     PROSPECT_MEMORY["EMBEDDING_OPTIONS"] = env.json("PROSPECT_MEMORY_EMBEDDING_OPTIONS")
 
+# Business memory's keys live in prospect_memory.business.conf.DEFAULTS; override any here.
+# With a broker, a store answers before its vector is made unless this is false.
+BUSINESS_MEMORY = {
+    "EMBED_AFTER_ANSWER": env.bool("BUSINESS_MEMORY_EMBED_AFTER_ANSWER", default=True),
+}
+
 # One JSON object a line, naming the request (kit/logs.py); LOG_FORMAT=plain for a person
 # reading a terminal.
 LOG_FORMAT = env("LOG_FORMAT", default="json")

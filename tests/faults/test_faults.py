@@ -235,6 +235,9 @@ def stack(module_admin):
         "PROSPECT_MEMORY_EMBEDDING_PROVIDER": "prospect_memory.core.embeddings.remote.GeminiProvider",
         "GEMINI_API_KEY": API_KEY,
         "GOOGLE_GEMINI_BASE_URL": gemini.url,
+        # A business store embeds before it answers: the faults here are the broker's,
+        # the workers' and the provider's, with one task of each kind in the queue.
+        "BUSINESS_MEMORY_EMBED_AFTER_ANSWER": "false",
         "LOG_LEVEL": "WARNING",
     }
     server = LiveServer(env["DATABASE_URL"], extra_env=env)
@@ -311,7 +314,8 @@ def test_worker_killed_mid_promotion_the_write_stands_and_the_backfill_promotes(
     )
     assert response.status_code == 201, response.content
     entry = Entry.objects.get(key="pattern:ae_hiring")
-    # Embedded with the write: the one task waiting in the broker is the promotion.
+    # Embedded with the write (the stack's stores wait for their vector): the one task
+    # waiting in the broker is the promotion.
     assert entry.embedding_status == "ready"
     where = connection.settings_dict
     with psycopg.connect(
