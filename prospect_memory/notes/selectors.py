@@ -383,9 +383,7 @@ def note_answer_from_row(row: tuple, *, today: date, ring, cutoff: date) -> dict
         readable(client) if client else client,
         flags_from_row(
             integrity_token, table=NOTE_TABLE, account_id=account_id, row_id=note_id, ring=ring
-        )
-        if integrity_token
-        else [],
+        ),
     )
 
 

@@ -186,17 +186,24 @@ def unseal(
     visible U+FFFD (``as_stored``: the text as it was written, for re-encryption)."""
     if not token:
         return ""
-    context = binding(table=table, account_id=account_id, row_id=row_id, field=field)
-    text = (ring or keyring()).decrypt(token, context=context)
-    return text if as_stored else readable(text)
+    return unseal_bound(
+        token,
+        row=row_binding(table=table, account_id=account_id, row_id=row_id),
+        field=field.encode(),
+        ring=ring or keyring(),
+        as_stored=as_stored,
+    )
 
 
-def unseal_bound(token: bytes | None, *, row: bytes, field: bytes, ring: Keyring) -> str:
+def unseal_bound(
+    token: bytes | None, *, row: bytes, field: bytes, ring: Keyring, as_stored: bool = False
+) -> str:
     """:func:`unseal` for a reader of many rows: ``row`` from :func:`row_binding`, ``field``
     the field's name as bytes."""
     if not token:
         return ""
-    return readable(ring.decrypt(token, context=row + field))
+    text = ring.decrypt(token, context=row + field)
+    return text if as_stored else readable(text)
 
 
 def _bound(instance: Any) -> tuple[object, object]:
