@@ -32,8 +32,10 @@ class LiveServer:
         checkout: Path = ROOT,
         timeout: int = 60,
         boot_seconds: float = 60,
+        app: str = "kit.wsgi",
     ):
-        """gunicorn of the Kit in ``checkout`` (this one by default), ``workers`` workers
+        """gunicorn of the Kit in ``checkout`` (this one by default) serving ``app`` (the WSGI
+        application; ``kit.asgi`` with an ASGI worker class), ``workers`` workers
         (each given ``timeout`` seconds per request), answering ``/healthz`` within
         ``boot_seconds``. ``extra_env`` adds to this process's environment; a name given
         None is left out."""
@@ -55,7 +57,7 @@ class LiveServer:
                 sys.executable,
                 "-m",
                 "gunicorn",
-                "kit.wsgi",
+                app,
                 "--bind",
                 f"127.0.0.1:{self.port}",
                 "--workers",

@@ -84,6 +84,10 @@ def _host_of(value: str) -> tuple[str, str | None]:
 
 
 def _is_ip(text: str) -> bool:
+    # Only dotted digits (IPv4) or text with a colon (IPv6) can be one: a name answers
+    # without the parse, which costs more than the rest of resolving a known host.
+    if ":" not in text and not text.replace(".", "").isdigit():
+        return False
     try:
         ipaddress.ip_address(text)
     except ValueError:

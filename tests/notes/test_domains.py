@@ -1,12 +1,13 @@
 """Company domain resolution (SPEC section 3)."""
 
+import ipaddress
 import string
 
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from prospect_memory.notes.domains import resolve_domain
+from prospect_memory.notes.domains import _is_ip, resolve_domain
 from prospect_memory.notes.errors import InvalidDomain
 
 RESOLVES = [
@@ -161,6 +162,23 @@ def test_ip_addresses_are_rejected(ip):
     value = f"http://[{ip}]/" if ip.version == 6 else str(ip)
     with pytest.raises(InvalidDomain, match="IP address"):
         resolve_domain(value)
+
+
+@given(
+    st.one_of(
+        st.text(alphabet="0123456789.:abcdefABCDEF%[]x\u0663 ", max_size=45),
+        st.ip_addresses().map(str),
+        st.ip_addresses(v=6).map(lambda ip: f"{ip}%eth0"),
+    )
+)
+def test_an_ip_address_is_told_apart_as_the_standard_library_reads_it(text):
+    # The quick answer for a name never differs from ipaddress's parse of the text.
+    try:
+        ipaddress.ip_address(text)
+        expected = True
+    except ValueError:
+        expected = False
+    assert _is_ip(text) is expected
 
 
 @given(tld=suffix)
