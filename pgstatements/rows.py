@@ -29,6 +29,12 @@ def take_slot(model, *, key: Mapping[str, Any], counter: str, limit: int) -> int
     take more than ``limit`` slots between them. Returns the new count, or None when the
     row was already at the limit. ``key`` names the model's fields of a unique constraint.
     """
+    return slot_taken(run_one(*slot_statement(model, key=key, counter=counter, limit=limit)))
+
+
+def slot_statement(model, *, key: Mapping[str, Any], counter: str, limit: int) -> tuple[str, list]:
+    """:func:`take_slot`'s statement and parameters, to send with others; its rows read by
+    :func:`slot_taken`."""
     if limit < 1:
         raise ValueError("take_slot needs a limit of at least 1 (callers treat 0 as 'off')")
     meta = model._meta
@@ -41,7 +47,11 @@ def take_slot(model, *, key: Mapping[str, Any], counter: str, limit: int) -> int
         f"ON CONFLICT ({names}) DO UPDATE SET {count} = row.{count} + 1 "
         f"WHERE row.{count} < %s RETURNING {count}"
     )
-    rows = run_one(sql, [*key.values(), limit])
+    return sql, [*key.values(), limit]
+
+
+def slot_taken(rows: Sequence[tuple]) -> int | None:
+    """The new count :func:`slot_statement` returned, or None: no slot was left."""
     return rows[0][0] if rows else None
 
 
@@ -53,7 +63,13 @@ def lock_row(model, *, key: Mapping[str, Any], constraint: str, defaults: Mappin
     the row, so two transactions asking for the same row queue behind each other, and the
     first write of a key cannot race another. Returns a model instance (``from_db``).
     """
-    (row,) = run_one(*lock_statement(model, key=key, constraint=constraint, defaults=defaults))
+    rows = run_one(*lock_statement(model, key=key, constraint=constraint, defaults=defaults))
+    return locked_row(model, rows)
+
+
+def locked_row(model, rows: Sequence[tuple]):
+    """The model instance of the row :func:`lock_statement` returned."""
+    (row,) = rows
     concrete = model._meta.concrete_fields
     return model.from_db(connection.alias, [field.attname for field in concrete], row)
 

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import logging
 import os
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from typing import TypeVar
 
 from prospect_memory.core.conf import core_settings
 from prospect_memory.core.embeddings import EmbeddingError, EmbeddingProvider, get_provider
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 def _new_pool() -> ThreadPoolExecutor:
@@ -60,6 +65,15 @@ class Embedded:
 
 
 def embed_within_budget(text: str, *, query: bool = False) -> Embedded:
+    embedded, _ = embed_while(text, lambda: None, query=query)
+    return embedded
+
+
+def embed_while(text: str, work: Callable[[], T], *, query: bool = False) -> tuple[Embedded, T]:
+    """:func:`embed_within_budget`, with ``work`` done in this thread while a provider that
+    takes time computes the vector (a write's integrity check of the same text): ``work``'s
+    time is then inside the embedding's, and the budget counts from the request to the
+    provider. With an immediate provider, ``work`` runs after the vector."""
     provider = get_provider()
     budget = float(core_settings.EMBED_TIME_BUDGET_SECONDS)
 
@@ -68,19 +82,34 @@ def embed_within_budget(text: str, *, query: bool = False) -> Embedded:
             return provider.embed_query(text, timeout=timeout)
         return provider.embed_documents([text], timeout=timeout)[0]
 
+    if provider.immediate:  # nothing to wait for: a thread would cost more than the call
+        embedded = _outcome(provider, text, budget, lambda: vector_of(None))
+        return embedded, work()
+    started = time.monotonic()
+    future = _pool.submit(vector_of, budget)
     try:
-        if provider.immediate:  # nothing to wait for: a thread would cost more than the call
-            vector = vector_of(None)
-        else:
-            vector = _pool.submit(vector_of, budget).result(timeout=budget)
+        done = work()
+    except BaseException:
+        future.cancel()
+        raise
+    left = max(0.0, budget - (time.monotonic() - started))
+    return _outcome(provider, text, budget, lambda: future.result(timeout=left)), done
+
+
+def _outcome(
+    provider: EmbeddingProvider, text: str, budget: float, vector: Callable[[], list[float]]
+) -> Embedded:
+    """The vector ``vector`` gives, or why there is none."""
+    try:
+        values = vector()
     except FutureTimeout:
         logger.warning("embedding provider %s exceeded the %.1fs budget", provider.model, budget)
         return Embedded(provider, None, f"the embedding provider did not answer within {budget:g}s")
     except EmbeddingError as exc:
         logger.warning("embedding provider %s failed: %s", provider.model, exc)
         return Embedded(provider, None, "the embedding provider is unavailable")
-    if not any(vector):
+    if not any(values):
         # Text with nothing to embed (no words: "???", an emoji): its distance to anything
         # is undefined, so it is compared with nothing.
         return Embedded(provider, None, "the text has no words to compare")
-    return Embedded(provider, vector, text=text)
+    return Embedded(provider, values, text=text)

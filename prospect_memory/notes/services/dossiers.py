@@ -10,7 +10,7 @@ from django.utils import timezone
 
 import pgstatements as sql
 from outreach.access import Actor
-from pgstatements import lock_row, run
+from pgstatements import run
 from prospect_memory.core import embedding_pipeline
 from prospect_memory.core.embeddings.budget import Embedded
 from prospect_memory.core.integrity import Flag
@@ -24,14 +24,20 @@ from prospect_memory.notes.selectors import note_view
 def lock_dossier(actor: Actor, domain: str, *, create: bool) -> Dossier | None:
     """Lock (creating it if asked) the dossier row of ``domain`` in the actor's account."""
     if create:
-        now = timezone.now()
-        return lock_row(
-            Dossier,
-            key={"account": actor.account.pk, "domain": domain},
-            constraint="dossier_unique_domain",
-            defaults={"active_note_count": 0, "created_at": now, "updated_at": now},
-        )
+        return sql.locked_row(Dossier, sql.run_one(*lock_dossier_statement(actor, domain)))
     return Dossier.objects.select_for_update().filter(account=actor.account, domain=domain).first()
+
+
+def lock_dossier_statement(actor: Actor, domain: str) -> tuple[str, list]:
+    """The statement of :func:`lock_dossier` that makes the dossier if it is new, to send
+    with others (its row read by ``pgstatements.locked_row(Dossier, rows)``)."""
+    now = timezone.now()
+    return sql.lock_statement(
+        Dossier,
+        key={"account": actor.account.pk, "domain": domain},
+        constraint="dossier_unique_domain",
+        defaults={"active_note_count": 0, "created_at": now, "updated_at": now},
+    )
 
 
 def set_count(dossier: Dossier, count: int) -> None:

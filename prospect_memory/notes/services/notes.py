@@ -10,13 +10,13 @@ from django.utils import timezone
 import pgstatements as sql
 from outreach.access import Actor, require_module_admin
 from outreach.characters import cut
-from pgstatements import run, take_slot
+from pgstatements import run
 from prospect_memory.core import metering
-from prospect_memory.core.embeddings.budget import Embedded, embed_within_budget
-from prospect_memory.core.embeddings.vectors import distance_to
+from prospect_memory.core.crypto import keyring, row_binding, unseal_bound
+from prospect_memory.core.embeddings.budget import Embedded, embed_while
 from prospect_memory.core.integrity import dumps as integrity_dumps
 from prospect_memory.core.integrity import integrity_data
-from prospect_memory.core.models import FLAG_FIELDS, UsageEvent
+from prospect_memory.core.models import FLAG_FIELDS, UsageEvent, flags_from_row
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.domains import resolve_domain
 from prospect_memory.notes.errors import DailyLimitReached, DomainNoteLimitReached
@@ -30,11 +30,18 @@ from prospect_memory.notes.rules import (
     note_flags,
     utc_today,
 )
-from prospect_memory.notes.selectors import active_notes, note_for_actor, note_view
+from prospect_memory.notes.selectors import (
+    NOTE_TABLE,
+    active_notes,
+    note_for_actor,
+    note_view,
+    save_statements,
+)
 from prospect_memory.notes.services.dossiers import (
     build_note,
     delete_notes,
     lock_dossier,
+    lock_dossier_statement,
     queue_embedding,
     set_count,
     written_note_view,
@@ -71,73 +78,60 @@ def domain_limit_error(domain: str, count: int) -> DomainNoteLimitReached:
     )
 
 
-def _saves_today(actor: Actor, today: date) -> int:
-    row = DailySaveCount.objects.filter(account=actor.account, day=today).values("saves").first()
-    return row["saves"] if row else 0
-
-
 # --- save ------------------------------------------------------------------------------------
 
 
-def _overlap(
-    actor: Actor, dossier: Dossier, new_urls: list[str], embedded: Embedded
-) -> tuple[Overlap, int]:
-    """Overlap of a new note with the dossier's active notes; also returns their count."""
+def _overlap(rows: list[tuple], new_urls: list[str], embedded: Embedded) -> Overlap:
+    """Overlap of a new note with the dossier's active notes (``rows`` of
+    ``save_statements``' second statement): only the notes shown back are opened."""
     provider = embedded.provider
-    rows = active_notes(actor, dossier).only(
-        "id",
-        "account_id",
-        "title_ciphertext",
-        "body_ciphertext",
-        "source_urls",
-        "observed_at",
-        "created_at",
-        "integrity_ciphertext",
-    )
-    if embedded.vector is not None:
-        rows = rows.annotate(distance=distance_to(embedded.vector, embedded.model))
-    rows = list(rows.order_by("-observed_at", "-created_at"))
     result = Overlap(problem=embedded.problem)
     wanted = {normalise_url(u): u for u in new_urls}
     excerpt = notes_settings.OVERLAP_EXCERPT_CHARS
-    for row in rows:
-        shared = [wanted[k] for k in (normalise_url(u) for u in row.source_urls) if k in wanted]
+    ring = keyring()
+    for note_id, account_id, title, body, source_urls, observed_at, integrity, distance in rows:
+        shared = [wanted[k] for k in (normalise_url(u) for u in source_urls) if k in wanted]
         if shared:
-            result.shared_sources.append({"note_id": str(row.id), "urls": sorted(set(shared))})
-        distance = getattr(row, "distance", None)
+            result.shared_sources.append({"note_id": note_id, "urls": sorted(set(shared))})
         if distance is None:
             result.skipped += 1
             continue
         result.compared += 1
+        if distance > provider.overlap_distance and distance > provider.near_duplicate_distance:
+            continue
+        bound = row_binding(table=NOTE_TABLE, account_id=account_id, row_id=note_id)
         # Stored text shown back carries its flags, as in every answer (SPEC 15).
-        flags = row.flags
+        flags = flags_from_row(
+            integrity, table=NOTE_TABLE, account_id=account_id, row_id=note_id, ring=ring
+        )
         flagged = {"integrity": integrity_data(flags)} if flags else {}
         if distance <= provider.near_duplicate_distance:
             result.near_duplicates.append(
                 {
-                    "id": str(row.id),
-                    "title": row.title,
-                    "body": row.body,
+                    "id": note_id,
+                    "title": unseal_bound(title, row=bound, field=b"title", ring=ring),
+                    "body": unseal_bound(body, row=bound, field=b"body", ring=ring),
                     "distance": round(distance, 4),
-                    "source_urls": list(row.source_urls),
-                    "observed_at": row.observed_at.isoformat(),
+                    "source_urls": list(source_urls),
+                    "observed_at": observed_at.isoformat(),
                     **flagged,
                 }
             )
-        elif distance <= provider.overlap_distance:
-            body = row.body
+        else:
             result.overlaps.append(
                 {
-                    "id": str(row.id),
-                    "title": row.title,
+                    "id": note_id,
+                    "title": unseal_bound(title, row=bound, field=b"title", ring=ring),
                     "distance": round(distance, 4),
-                    "excerpt": cut(body, excerpt + 1),
+                    "excerpt": cut(
+                        unseal_bound(body, row=bound, field=b"body", ring=ring), excerpt + 1
+                    ),
                     **flagged,
                 }
             )
     result.near_duplicates.sort(key=lambda d: d["distance"])
     result.overlaps.sort(key=lambda d: d["distance"])
-    return result, len(rows)
+    return result
 
 
 def note_save(
@@ -156,40 +150,57 @@ def note_save(
         title=title, body=body, source_urls=source_urls, observed_at=observed_at
     )
     today = utc_today()
+    account = actor.account.pk
+    early, compared = save_statements()
 
     # Refuse early, before paying for an embedding, when a limit is already reached; the
     # authoritative checks run again under the locks below.
-    if _saves_today(actor, today) >= notes_settings.DAILY_SAVE_LIMIT:
+    ((saves, current),) = sql.run_one(early, {"account": account, "day": today, "domain": resolved})
+    if (saves or 0) >= notes_settings.DAILY_SAVE_LIMIT:
         raise _daily_limit_error(actor, today)
-    current = (
-        Dossier.objects.filter(account=actor.account, domain=resolved)
-        .values_list("active_note_count", flat=True)
-        .first()
-    )
     if current is not None and current >= notes_settings.DOMAIN_NOTE_LIMIT:
         raise domain_limit_error(resolved, current)
 
     text = embedding_input(note_input.title, note_input.body)
-    embedded = embed_within_budget(text)
-    # An agent's text is checked; a person's own is their decision (SPEC 15).
-    flags = (
-        note_flags(title=note_input.title, body=note_input.body, source_urls=note_input.source_urls)
-        if actor.oauth_application is not None
-        else []
+    # An agent's text is checked (SPEC 15), while the provider computes the vector; a
+    # person's own text is their decision.
+    embedded, flags = embed_while(
+        text,
+        lambda: (
+            note_flags(
+                title=note_input.title, body=note_input.body, source_urls=note_input.source_urls
+            )
+            if actor.oauth_application is not None
+            else []
+        ),
     )
 
     with transaction.atomic():
-        # One of today's saves, taken atomically, or none left.
-        taken = take_slot(
-            DailySaveCount,
-            key={"account": actor.account.pk, "day": today},
-            counter="saves",
-            limit=notes_settings.DAILY_SAVE_LIMIT,
+        # In one round trip, in this order: one of today's saves taken atomically (or none
+        # left), the dossier locked (made if new), and then, under that lock, its notes.
+        slot, locked, rows = run(
+            sql.slot_statement(
+                DailySaveCount,
+                key={"account": account, "day": today},
+                counter="saves",
+                limit=notes_settings.DAILY_SAVE_LIMIT,
+            ),
+            lock_dossier_statement(actor, resolved),
+            (
+                compared,
+                {
+                    "account": account,
+                    "domain": resolved,
+                    "active": Note.Status.ACTIVE,
+                    "model": embedded.model,
+                    "vector": sql.vector_param(embedded.vector),
+                },
+            ),
         )
-        if taken is None:
+        if sql.slot_taken(slot) is None:
             raise _daily_limit_error(actor, today)
-        dossier = lock_dossier(actor, resolved, create=True)
-        overlap, count = _overlap(actor, dossier, note_input.source_urls, embedded)
+        dossier = sql.locked_row(Dossier, locked)
+        overlap, count = _overlap(rows, note_input.source_urls, embedded), len(rows)
         if count >= notes_settings.DOMAIN_NOTE_LIMIT:
             raise domain_limit_error(resolved, count)
         if embedded.vector is None:
