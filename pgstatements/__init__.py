@@ -9,7 +9,8 @@ Callers import the names from the package (``import pgstatements as sql``;
   ``run_transaction``, ``run_with_optional``, ``run_one``), each sent where Django's
   routers send a read when it cannot write (``reads_elsewhere``), else to the default;
 - :mod:`pgstatements.rows`: a model's rows as such statements (``insert``, ``update``,
-  ``new_row``, ``lock_row``, ``take_slot``) and pgvector's binary parameters.
+  ``new_row``, ``lock_row``, ``take_slot``; ``lock_statement`` and ``slot_statement`` to
+  send the last two with others) and pgvector's binary parameters.
 """
 
 from pgstatements.rounds import (
