@@ -109,7 +109,7 @@ def wrk_throughput(url, token, domain, clients, seconds):
 
 def throughput_runs(server, token, domain, clients, seconds, runs):
     """``runs`` wrk runs after a warm-up: the median run, the range, and CPU per recall."""
-    if wrk_throughput(server.url, token, domain, clients, 5) is None:  # warm-up
+    if wrk_throughput(server.url, token, domain, clients, min(5, seconds)) is None:  # warm-up
         return None
     results = []
     database = postmaster()
@@ -149,7 +149,22 @@ def start_server(
     app, args = SERVERS[kind]
     if kind == "gthread":
         args += ("--threads", str(threads))
+    if app == "kit.asgi":
+        # Under ASGI each request runs in a thread of its own, whose connection a persistent
+        # setting would leave open: Django's advice there is CONN_MAX_AGE = 0.
+        env = {**env, "CONN_MAX_AGE": "0"}
     return LiveServer(url, workers=workers, extra_env=env, gunicorn_args=args, app=app, port=port)
+
+
+def rounded(value: Any) -> Any:
+    """``value`` with every float to 2 decimals, for the JSON line of each size."""
+    if isinstance(value, float):
+        return round(value, 2)
+    if isinstance(value, dict):
+        return {key: rounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [rounded(item) for item in value]
+    return value
 
 
 def python_throughput(url, token, domain, clients, seconds):
@@ -381,7 +396,7 @@ def main() -> int:
             row[f"{name}_p99"] = p(samples, 99)
         row["loads"] = loads
         rows.append(row)
-        print(json.dumps(row, default=lambda v: round(v, 2)), flush=True)
+        print(json.dumps(rounded(row)), flush=True)
 
     print()
     print(

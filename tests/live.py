@@ -84,6 +84,7 @@ class LiveServer:
                         return
             except OSError:
                 time.sleep(0.2)
+        self.stop()  # not left holding its port for the next server
         raise RuntimeError(f"the live server did not start:\n{self.log.read_text()[-3000:]}")
 
     def stop(self, grace: float = 10) -> None:

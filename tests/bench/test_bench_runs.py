@@ -8,6 +8,8 @@ memory ``tests/bench/test_model_memory_bench.py``, the cluster ``tests/bench/tes
 the load ``tests/load``; the peers' harness (``scripts/bench-peers``) needs the peer's own
 environment, outside this repository."""
 
+import json
+
 import pytest
 
 from tests.bench.conftest import run_bench
@@ -58,6 +60,12 @@ pytestmark = pytest.mark.slow
 def test_the_benchmark_runs(script, arguments, printed, short_tmp):
     done = run_bench(short_tmp, script, *arguments, "--provider", "hashing")
     assert printed in done.stdout
+    if script == "http_bench.py":
+        # Every server compared answered every recall under load: a rate of refusals would
+        # be no figure of recalls.
+        (row,) = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        loads = {(load["server"], load["clients"]): load["errors"] for load in row["loads"]}
+        assert loads == {(s, c): 0 for s in ("sync", "gthread", "uvicorn") for c in (1, 2)}
 
 
 def test_the_business_steps_run(short_tmp):

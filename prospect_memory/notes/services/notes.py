@@ -97,8 +97,10 @@ def _overlap(rows: list[tuple], new_urls: list[str], embedded: Embedded) -> Over
             result.skipped += 1
             continue
         result.compared += 1
-        if distance > provider.overlap_distance and distance > provider.near_duplicate_distance:
-            continue
+        if not (
+            distance <= provider.near_duplicate_distance or distance <= provider.overlap_distance
+        ):
+            continue  # not near (and a distance that is no number is near nothing)
         bound = row_binding(table=NOTE_TABLE, account_id=account_id, row_id=note_id)
         # Stored text shown back carries its flags, as in every answer (SPEC 15).
         flags = flags_from_row(
@@ -176,8 +178,10 @@ def note_save(
     )
 
     with transaction.atomic():
-        # In one round trip, in this order: one of today's saves taken atomically (or none
+        # In one pipeline, in this order: one of today's saves taken atomically (or none
         # left), the dossier locked (made if new), and then, under that lock, its notes.
+        # A save refused here (the day's last slot taken since the early read) has locked
+        # and read for nothing, and undoes it all.
         slot, locked, rows = run(
             sql.slot_statement(
                 DailySaveCount,
