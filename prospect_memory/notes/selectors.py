@@ -29,7 +29,7 @@ from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.domains import resolve_domain
 from prospect_memory.notes.errors import NotFound
 from prospect_memory.notes.index import index_ready, indexed_expression
-from prospect_memory.notes.models import Compaction, DailySaveCount, Dossier, Note
+from prospect_memory.notes.models import Compaction, Dossier, Note
 from prospect_memory.notes.payloads import note_answer
 from prospect_memory.notes.records import NearNotes, NotesPage, NoteView, Recall
 from prospect_memory.notes.rules import (
@@ -94,40 +94,6 @@ def _recall_statements() -> tuple[str, str]:
      ORDER BY a.embedding <=> b.embedding, a.id, b.id
     """  # noqa: S608
     return notes, pairs
-
-
-# --- save statements -------------------------------------------------------------------------
-# A save reads twice: before it pays for an embedding, whether a limit is already reached;
-# under the dossier's lock, the dossier's notes to compare the new one with. Both are
-# hand-written statements, prepared per connection, sent with the save's other statements.
-
-
-@cache
-def save_statements() -> tuple[str, str]:
-    """Today's saves of the account and the dossier's count of active notes (either NULL
-    when there is no row yet); and the dossier's active notes, newest first, each with its
-    distance to the new note's vector (NULL where not comparable: no vector of this model,
-    or no vector to compare with)."""
-    note, dossier = Note._meta.db_table, Dossier._meta.db_table
-    saves = DailySaveCount._meta.db_table
-    early = f"""
-    SELECT (SELECT s.saves FROM {saves} s
-             WHERE s.account_id = %(account)s AND s.day = %(day)s),
-           (SELECT d.active_note_count FROM {dossier} d
-             WHERE d.account_id = %(account)s AND d.domain = %(domain)s)
-    """  # noqa: S608  (names from the models, values are parameters)
-    # save_overlap reads these columns in this order.
-    compared = f"""
-    SELECT n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
-           n.observed_at, n.integrity_ciphertext,
-           CASE WHEN n.embedding_model = %(model)s AND n.embedding IS NOT NULL
-                THEN n.embedding <=> %(vector)s::vector END AS distance
-      FROM {note} n
-      JOIN {dossier} d ON d.id = n.dossier_id AND d.account_id = n.account_id
-     WHERE n.account_id = %(account)s AND d.domain = %(domain)s AND n.status = %(active)s
-     ORDER BY n.observed_at DESC, n.created_at DESC, n.id
-    """  # noqa: S608
-    return early, compared
 
 
 def _nearest_notes(candidates: str) -> str:
