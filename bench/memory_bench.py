@@ -252,10 +252,10 @@ WITH recent AS (
     SELECT n.id, n.embedding FROM prospect_memory_note n
       JOIN prospect_memory_dossier d ON d.id = n.dossier_id AND d.account_id = n.account_id
      WHERE n.account_id = %(a)s AND d.domain = %(d)s AND n.status = 'active'
-     ORDER BY n.observed_at DESC, n.created_at DESC LIMIT 20
+     ORDER BY n.observed_at DESC, n.created_at DESC LIMIT %(window)s
 )
 SELECT a.id, b.id, a.embedding <=> b.embedding FROM recent a JOIN recent b ON a.id < b.id
- WHERE a.embedding <=> b.embedding <= 0.3
+ WHERE a.embedding <=> b.embedding <= %(threshold)s
 """
 _FLOOR_RELATIONSHIP = """
 SELECT (SELECT count(*) FROM outreach_message m JOIN outreach_prospect p ON p.id = m.prospect_id
@@ -287,11 +287,19 @@ def floor_recall(actor, domain: str) -> tuple:
     """
     from pgstatements.rounds import run
     from prospect_memory.core.crypto import binding, keyring
+    from prospect_memory.core.embeddings import get_provider
+    from prospect_memory.notes.conf import notes_settings
     from prospect_memory.notes.selectors import NOTE_TABLE
 
     ring = keyring()
     aid = actor.account.pk
-    params = {"a": aid, "d": domain}
+    # The pairs recall reports: the same window, the same model's threshold.
+    params = {
+        "a": aid,
+        "d": domain,
+        "window": notes_settings.OVERLAP_PAIR_WINDOW,
+        "threshold": get_provider().overlap_distance,
+    }
     rows, pairs, (relationship,) = run(
         (_FLOOR_NOTES, params), (_FLOOR_PAIRS, params), (_FLOOR_RELATIONSHIP, params)
     )

@@ -7,7 +7,7 @@ query.
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 
 from prospect_memory.core.integrity import Flag, integrity_data
 from prospect_memory.notes.records import (
@@ -35,7 +35,7 @@ def note_data(view: NoteView) -> dict:
         view.observed_at,
         view.stale,
         view.age_days,
-        view.created_at,
+        _time(view.created_at),
         view.member,
         view.oauth_client,
         view.flags,
@@ -50,13 +50,14 @@ def note_answer(
     observed_at: date,
     stale: bool,
     age_days: int,
-    created_at: datetime,
+    created_at: str,
     member: str | None,
     oauth_client: str | None,
     flags: list[Flag],
 ) -> dict:
     """A note as every answer gives it: from a :class:`NoteView`, or from a row where a
-    recall builds no view (its text and labels already as readers receive them)."""
+    recall builds no view (its text, labels and time already as readers receive them:
+    ``created_at`` in UTC, ISO 8601 with a ``Z``, as :func:`_time` writes it)."""
     data = {
         "id": note_id,
         "title": title,
@@ -65,7 +66,7 @@ def note_answer(
         "observed_at": observed_at.isoformat(),
         "stale": stale,
         "age_days": age_days,
-        "created_at": _time(created_at),
+        "created_at": created_at,
         "attribution": {"member": member, "oauth_client": oauth_client},
     }
     if flags:

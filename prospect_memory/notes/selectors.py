@@ -60,10 +60,12 @@ def _recall_statements() -> tuple[str, str]:
         "n.account_id = %(account)s AND d.domain = %(domain)s AND n.status = %(active)s"
     )
     newest_first = "n.observed_at DESC, n.created_at DESC, n.id"
-    # NoteView.from_row unpacks these columns in this order.
+    # note_answer_from_row unpacks these columns in this order; the time a note was stored
+    # comes in UTC without its zone, the answer's form in fewer steps.
     notes = f"""
     SELECT n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
-           n.observed_at, n.created_at, u.{username}, a.name, n.integrity_ciphertext
+           n.observed_at, n.created_at AT TIME ZONE 'UTC', u.{username}, a.name,
+           n.integrity_ciphertext
       FROM {note} n
       {dossier_join}
       LEFT JOIN {member} m ON m.id = n.member_id
@@ -74,8 +76,9 @@ def _recall_statements() -> tuple[str, str]:
     """  # noqa: S608  (names from the models, values are parameters)
     # Pairs among the window of newest notes, compared only within one model's vectors: a
     # note whose vector is not ready, or of another model, has none here, and a distance to
-    # nothing is no pair. Each distance is rounded to the answer's 4 decimals here, where
-    # it costs least.
+    # nothing is no pair. Each distance is computed once (the subquery is kept whole by its
+    # OFFSET), compared, ordered by, and rounded to the answer's 4 decimals here, where it
+    # costs least.
     pairs = f"""
     WITH recent AS (
         SELECT n.id,
@@ -87,11 +90,12 @@ def _recall_statements() -> tuple[str, str]:
          ORDER BY {newest_first}
          LIMIT %(window)s
     )
-    SELECT a.id::text, b.id::text,
-           round((a.embedding <=> b.embedding) * 10000) / 10000 AS distance
-      FROM recent a JOIN recent b ON a.id < b.id
-     WHERE a.embedding <=> b.embedding <= %(threshold)s
-     ORDER BY a.embedding <=> b.embedding, a.id, b.id
+    SELECT a::text, b::text, round(distance * 10000) / 10000
+      FROM (SELECT a.id AS a, b.id AS b, a.embedding <=> b.embedding AS distance
+              FROM recent a JOIN recent b ON a.id < b.id
+            OFFSET 0) compared
+     WHERE distance <= %(threshold)s
+     ORDER BY distance, a, b
     """  # noqa: S608
     return notes, pairs
 
@@ -378,7 +382,7 @@ def note_answer_from_row(row: tuple, *, today: date, ring, cutoff: date) -> dict
         observed_at,
         observed_at < cutoff,
         (today - observed_at).days,
-        created_at,
+        created_at.isoformat() + "Z",
         readable(member) if member else member,
         readable(client) if client else client,
         flags_from_row(

@@ -58,6 +58,30 @@ def test_notes_come_newest_observed_first_with_per_note_staleness(admin_actor):
     assert note["attribution"] == {"member": "admin@example.com", "oauth_client": None}
 
 
+def test_a_recalled_note_reads_as_every_other_answer_gives_it(admin_actor):
+    """Recall builds its notes from rows, the other answers from views: the same note,
+    its storing time whole seconds or not, reads the same in both."""
+    from datetime import UTC, datetime
+
+    from prospect_memory.notes.payloads import note_data
+    from prospect_memory.notes.selectors import note_view
+
+    ids = [
+        save_note(admin_actor, body=f"fact {i}", observed_at=days_ago(i)).note.id for i in (1, 2)
+    ]
+    Note.objects.filter(id=ids[0]).update(created_at=datetime(2026, 3, 1, 9, 30, tzinfo=UTC))
+    Note.objects.filter(id=ids[1]).update(
+        created_at=datetime(2026, 3, 1, 9, 30, 5, 120, tzinfo=UTC)
+    )
+    recalled = recall_data(dossier_recall(actor=admin_actor, domain="acme.dev"))["notes"]
+    viewed = [note_data(note_view(Note.objects.get(id=i), domain="acme.dev")) for i in ids]
+    assert recalled == viewed
+    assert [n["created_at"] for n in recalled] == [
+        "2026-03-01T09:30:00Z",
+        "2026-03-01T09:30:05.000120Z",
+    ]
+
+
 def test_dossier_is_stale_when_its_newest_note_is(admin_actor):
     save_note(admin_actor, body="old", observed_at=days_ago(31))
     assert dossier_recall(actor=admin_actor, domain="acme.dev").stale is True
