@@ -6,7 +6,8 @@ Callers import the names from the package (``import pgstatements as sql``;
 ``sql.run_transaction(...)``, ``sql.insert(entry)``); the two modules are how it is built:
 
 - :mod:`pgstatements.rounds`: statements sent, prepared and pipelined (``run``,
-  ``run_transaction``, ``run_with_optional``, ``run_one``), each sent where Django's
+  ``run_transaction``, ``run_with_optional``, ``run_one``; ``literal`` for a value the
+  planner must see), each sent where Django's
   routers send a read when it cannot write (``reads_elsewhere``), else to the default;
 - :mod:`pgstatements.rows`: a model's rows as such statements (``insert``, ``update``,
   ``new_row``, ``lock_row``, ``take_slot``; ``lock_statement`` and ``slot_statement`` to
@@ -17,6 +18,7 @@ from pgstatements.rounds import (
     Meanwhile,
     Native,
     Params,
+    literal,
     native,
     reads_elsewhere,
     run,
@@ -48,6 +50,7 @@ __all__ = [
     "adapt_vectors",
     "insert",
     "inserted_fields",
+    "literal",
     "lock_row",
     "lock_statement",
     "locked_row",

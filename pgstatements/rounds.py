@@ -235,6 +235,14 @@ def native(sql: str) -> Native:
     return Native("".join(numbered) + parts[-1])
 
 
+def literal(text: str) -> str:
+    """``text`` as a string literal written into a statement that :func:`run` sends with
+    parameters: its quotes doubled, and its ``%`` too (psycopg would read a lone one as a
+    placeholder). For a value the planner must see to use a partial index, or an index's
+    predicate, even in a generic plan; any other value goes as a parameter."""
+    return "'" + text.replace("'", "''").replace("%", "%%") + "'"
+
+
 def _execute(raw, statements, cursors, prepare: bool, meanwhile: Meanwhile | None) -> None:
     if len(statements) == 1 and meanwhile is None:
         (sql, params), cursor = statements[0], cursors[0]

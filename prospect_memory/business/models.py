@@ -247,6 +247,13 @@ class Entry(AccountScopedModel, EmbeddedModel, FlaggedModel):
                 name="entry_embedding_backlog",
                 condition=~Q(embedding_status=EmbeddingStatus.READY),
             ),
+            # Ready entries by model: with the backlog above, a search counts the entries
+            # it could not compare without reading the others (``uncompared_statements``).
+            models.Index(
+                fields=["account", "embedding_model"],
+                name="entry_ready_model",
+                condition=Q(embedding_status=EmbeddingStatus.READY),
+            ),
             # The few live entries with an expiry: what a write counts as already gone.
             models.Index(
                 fields=["account", "layer", "member", "expires_at"],

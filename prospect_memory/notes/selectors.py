@@ -18,7 +18,7 @@ from outreach.characters import readable
 from outreach.models import Member
 from outreach.renderers import dumps
 from outreach.selectors import relationship_from_row, relationship_query
-from pgstatements import reads_elsewhere, run, run_one, vector_param
+from pgstatements import literal, reads_elsewhere, run, run_one, vector_param
 from prospect_memory.core.crypto import keyring, row_binding, unseal, unseal_bound
 from prospect_memory.core.embeddings import get_provider
 from prospect_memory.core.embeddings.budget import embed_within_budget
@@ -156,13 +156,13 @@ def _indexed_statement(model: str, dimensions: int) -> str:
     the index's expression and its predicate literally, so the planner can use it; the
     scan goes on until the account filter has found enough rows."""
     expression = indexed_expression(dimensions, table_alias="n")
-    literal = "'" + model.replace("'", "''") + "'"
+    name = literal(model)
     return _nearest_notes(
         f"""
         SELECT n.id, {expression} <=> %(vector)s::vector({int(dimensions)}) AS distance
           FROM {Note._meta.db_table} n
          WHERE n.account_id = %(account)s AND n.status = 'active'
-           AND n.embedding_status = 'ready' AND n.embedding_model = {literal}
+           AND n.embedding_status = 'ready' AND n.embedding_model = {name}
          ORDER BY {expression} <=> %(vector)s::vector({int(dimensions)})
          LIMIT %(limit)s"""  # noqa: S608  (names from the models, the model's name quoted)
     )

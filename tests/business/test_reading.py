@@ -9,10 +9,12 @@ import pytest
 from django.utils import timezone
 
 from outreach.errors import NotFound, ValidationFailed
+from pgstatements import run_one
 from prospect_memory.business.models import Entry
 from prospect_memory.business.selectors.listing import entries_list, evictions_list
 from prospect_memory.business.selectors.recall import entry_history, entry_recall
 from prospect_memory.business.selectors.search import entries_search
+from prospect_memory.business.selectors.statements import readable, uncompared_statements
 from prospect_memory.business.services.consolidate import retired_purge
 from prospect_memory.business.services.restore import eviction_restore
 from prospect_memory.business.services.store import entry_store
@@ -168,6 +170,62 @@ def test_entries_without_a_vector_are_matched_on_keys_the_searcher_may_read(
     found = entries_search(actor=member_actor, query="tone", layer="member")
     assert keys(found.results) == ["tone:mine"]
     assert keys(entries_search(actor=rival_actor, query="tone").results) == ["tone:rivals"]
+
+
+@pytest.mark.parametrize("current", ["current-model", "kit's 100% model"])
+def test_the_count_of_entries_not_compared_is_exact_whatever_the_models_name(
+    admin_actor, member_actor, rival_actor, current
+):
+    """The count names the model in its statement (for the indexes): every vector of another
+    model and every entry without one is counted once, among the searcher's entries only,
+    whatever the model's name holds."""
+    for i in range(3):
+        store(admin_actor, f"shared:{i}", value={"tone": "warm"})
+        store(member_actor, f"mine:{i}", value={"tone": "warm"}, layer="member")
+        store(admin_actor, f"admins_own:{i}", value={"tone": "warm"}, layer="member")
+        store(rival_actor, f"rivals:{i}", value={"tone": "warm"})
+    entries = Entry.objects.all()
+    entries.update(embedding_model=current)
+    # In each layer and account: ready vectors of models named before and after the
+    # current one, vectors still to come, and one entry expired (never counted).
+    for key, status, model in [
+        ("shared:0", "ready", "a-model"),
+        ("mine:0", "ready", "z-model"),
+        ("admins_own:0", "ready", "a-model"),
+        ("rivals:0", "ready", "z-model"),
+        ("shared:1", "pending", current),
+        ("mine:1", "failed", ""),
+        ("admins_own:1", "pending", current),
+        ("rivals:1", "pending", current),
+        ("shared:2", "pending", current),
+    ]:
+        entries.filter(key=key).update(embedding_status=status, embedding_model=model)
+    entries.filter(key="shared:2").update(expires_at=timezone.now() - timedelta(days=1))
+
+    def not_compared(actor, layer="merged"):
+        sql = uncompared_statements(current)["not_compared"]
+        ((count,),) = run_one(sql, {**readable(actor, layer), "category": None})
+        return count
+
+    assert not_compared(member_actor) == 4  # shared 0, 1; mine 0, 1
+    assert not_compared(member_actor, "member") == 2
+    assert not_compared(member_actor, "account") == 2
+    assert not_compared(admin_actor) == 4  # shared 0, 1; their own 0, 1
+    assert not_compared(rival_actor) == 2
+
+
+def test_search_says_how_many_entries_it_could_not_compare(admin_actor, member_actor):
+    for key in ("tone:a", "tone:b", "tone:c"):
+        store(admin_actor, key, value={"tone": "warm"})
+    store(member_actor, "tone:mine", value={"tone": "warm"}, layer="member")
+    Entry.objects.filter(key="tone:a").update(embedding_model="an-older-model")
+    Entry.objects.filter(key="tone:b").update(embedding_status="pending", embedding=None)
+    found = entries_search(actor=member_actor, query="tone warm")
+    assert found.not_compared == 2
+    assert sorted(r.entry.key for r in found.results if r.distance is not None) == [
+        "tone:c",
+        "tone:mine",
+    ]
 
 
 def test_the_key_fallback_leaves_out_entries_compared_by_their_vector(admin_actor, capacity):

@@ -26,6 +26,7 @@ from prospect_memory.business.selectors.statements import (
     AFTER_VIEW,
     read_statements,
     readable,
+    uncompared_statements,
     view_from_row,
 )
 from prospect_memory.business.visibility import shown
@@ -77,7 +78,7 @@ def entries_search(
                     "cutoff": business_settings.SEARCH_MAX_DISTANCE,
                 },
             ),
-            (statements["not_compared"], params),
+            (uncompared_statements(embedded.model)["not_compared"], params),
         )
         ring = keyring()
         for row in sorted(ranked, key=lambda r: (r[AFTER_VIEW], r[2])):
@@ -118,6 +119,9 @@ def promoted_nearest(
     (the caller counts the ones it shows, with :func:`~.usage.entries_used`); without a vector,
     none, and every promoted entry counted as not compared."""
     statements = read_statements()
+    not_compared = uncompared_statements(model if vector is not None else "")[
+        "promoted_not_compared"
+    ]
     params = {
         "account": actor.account.pk,
         "live": Entry.Status.LIVE,
@@ -127,14 +131,14 @@ def promoted_nearest(
         "model": model if vector is not None else "",
     }
     if vector is None:
-        ((count,),) = run_one(statements["promoted_not_compared"], params, replica=True)
+        ((count,),) = run_one(not_compared, params, replica=True)
         return NearEntries(found=[], not_compared=count)
     rows, ((count,),) = run(
         (
             statements["promoted"],
             {**params, "vector": vector_param(vector), "limit": limit},
         ),
-        (statements["promoted_not_compared"], params),
+        (not_compared, params),
         replica=True,  # counted by the caller that shows them, on the primary
     )
     ring = keyring()
