@@ -157,13 +157,20 @@ def _failed(target: EmbeddingTarget, row: EmbeddedModel, model: str) -> None:
 
 
 def embed_rows(target: EmbeddingTarget, rows: Iterable[EmbeddedModel]) -> int:
-    """Embed ``rows`` in provider batches and store the vectors. Returns how many stored."""
+    """Embed ``rows`` in provider batches and store the vectors. Returns how many stored.
+
+    A text that several rows of a batch share (the same finding saved again, an entry
+    copied to another account) is sent once: the model gives every copy the same vector.
+    """
     provider = get_provider()
     rows = list(rows)
     stored = 0
     for start in range(0, len(rows), BATCH):
         batch = rows[start : start + BATCH]
-        vectors = provider.embed_documents([target.text(row) for row in batch])
+        texts = [target.text(row) for row in batch]
+        distinct = list(dict.fromkeys(texts))
+        by_text = dict(zip(distinct, provider.embed_documents(distinct), strict=True))
+        vectors = [by_text[text] for text in texts]
         for row, vector in zip(batch, vectors, strict=True):
             if any(vector):
                 stored += _store(target, row, vector, provider.model)

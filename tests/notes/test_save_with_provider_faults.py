@@ -67,6 +67,20 @@ def test_pending_notes_are_backfilled_when_the_provider_returns(admin_actor, gem
     assert len(again.overlap.near_duplicates) == 3
 
 
+def test_the_backfill_sends_a_text_several_notes_share_once(admin_actor, rival_actor, gemini):
+    gemini.mode = "503"
+    shared = [save_note(actor, body=SERIES_B).note.id for actor in (admin_actor, rival_actor)]
+    other = save_note(admin_actor, body=f"{SERIES_B} Confirmed.").note.id
+    gemini.mode = "ok"
+    gemini.requests.clear()
+    assert embedding_pipeline.backfill(NOTES) == 3
+    notes = {n.id: n for n in Note.objects.filter(id__in=[*shared, other])}
+    assert sorted(gemini.texts) == sorted({NOTES.text(note) for note in notes.values()})
+    vectors = {str(pk): list(note.embedding) for pk, note in notes.items()}
+    assert vectors[shared[0]] == vectors[shared[1]] != vectors[other]
+    assert set(Note.objects.values_list("embedding_status", flat=True)) == {"ready"}
+
+
 def test_embedding_task_is_idempotent(admin_actor, gemini):
     gemini.mode = "503"
     note_id = save_note(admin_actor).note.id
