@@ -237,10 +237,13 @@ def native(sql: str) -> Native:
 
 def literal(text: str) -> str:
     """``text`` as a string literal written into a statement that :func:`run` sends with
-    parameters: its quotes doubled, and its ``%`` too (psycopg would read a lone one as a
-    placeholder). For a value the planner must see to use a partial index, or an index's
-    predicate, even in a generic plan; any other value goes as a parameter."""
-    return "'" + text.replace("'", "''").replace("%", "%%") + "'"
+    parameters: an escape string (``E'...'``, read the same whatever the database's
+    ``standard_conforming_strings``) with its backslashes and quotes doubled, and its ``%``
+    too (psycopg would read a lone one as a placeholder). For a value the planner must see
+    to use a partial index, or an index's predicate, even in a generic plan; any other
+    value goes as a parameter."""
+    escaped = text.replace("\\", "\\\\").replace("'", "''").replace("%", "%%")
+    return f"E'{escaped}'"
 
 
 def _execute(raw, statements, cursors, prepare: bool, meanwhile: Meanwhile | None) -> None:

@@ -77,7 +77,8 @@ def _recall_statements() -> tuple[str, str]:
     # Pairs among the window of newest notes, compared only within one model's vectors: a
     # note whose vector is not ready, or of another model, has none here, and a distance to
     # nothing is no pair. Each distance is computed once (the subquery is kept whole by its
-    # OFFSET), compared, ordered by, and rounded to the answer's 4 decimals here, where it
+    # OFFSET), compared, ordered by (then the ids as UUIDs: named through the subquery, not
+    # the output's text columns), and rounded to the answer's 4 decimals here, where it
     # costs least.
     pairs = f"""
     WITH recent AS (
@@ -94,8 +95,8 @@ def _recall_statements() -> tuple[str, str]:
       FROM (SELECT a.id AS a, b.id AS b, a.embedding <=> b.embedding AS distance
               FROM recent a JOIN recent b ON a.id < b.id
             OFFSET 0) compared
-     WHERE distance <= %(threshold)s
-     ORDER BY distance, a, b
+     WHERE compared.distance <= %(threshold)s
+     ORDER BY compared.distance, compared.a, compared.b
     """  # noqa: S608
     return notes, pairs
 
@@ -344,7 +345,8 @@ def note_view(note: Note, *, domain: str, today: date | None = None) -> NoteView
 
 
 def note_view_from_row(row: tuple, *, domain: str, today: date, ring, cutoff: date) -> NoteView:
-    """From a row of the recall statement (its columns in order), without model instances.
+    """From a row of the nearest notes' statement (its first columns, in order), without
+    model instances.
 
     ``ring`` and ``cutoff`` are looked up once by the caller building many views.
     """

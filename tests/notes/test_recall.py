@@ -119,6 +119,20 @@ def test_overlap_pairs_compare_only_ready_vectors_of_the_current_model(admin_act
     assert pair["distance"] == round(pair["distance"], 4)
 
 
+def test_overlap_pairs_at_the_same_distance_come_in_the_order_of_their_ids(admin_actor):
+    from uuid import UUID
+
+    body = "Acme raised a Series B of 40M led by Example Ventures."
+    for _ in range(5):
+        save_note(admin_actor, body=body, observed_at=days_ago(1))
+    pairs = recall_data(dossier_recall(actor=admin_actor, domain="acme.dev"))["overlap_pairs"]
+    assert len(pairs) == 10
+    assert {p["distance"] for p in pairs} == {0.0}
+    ids = [tuple(UUID(i) for i in p["note_ids"]) for p in pairs]
+    assert all(a < b for a, b in ids)
+    assert ids == sorted(ids)
+
+
 def test_relationship_and_stop_on_negative_reply(admin_actor, account):
     campaign = factories.campaign(account, "Spring")
     prospect = factories.prospect(campaign, "ceo@acme.dev")

@@ -387,3 +387,43 @@ def test_a_new_row_is_the_keyword_constructors_row(account, member):
     assert event.member is member  # kept with it: no query to read it
     with pytest.raises(TypeError, match="has no field colour"):
         sql.new_row(EntryEvent, account_id=account.pk, colour="red")
+
+
+@pytest.mark.parametrize("conforming", ["on", "off"])
+def test_a_literal_reads_back_as_written_whatever_the_database_does_with_backslashes(conforming):
+    """A value written into a statement (``literal``) is that value and nothing more, with
+    ``standard_conforming_strings`` on (the default) or off (a database or role may set it):
+    a backslash can neither end the string nor escape anything after it."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    nasty = [
+        "",
+        "'",
+        "\\",
+        "\\'",
+        "\\') ) ) OR true --",
+        "%",
+        "%s",
+        "%(account)s",
+        "%%",
+        "multilingual-e5-small-q4",
+        "e\u0301t\u00e9 \U0001f600",
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET standard_conforming_strings = {conforming}")
+    try:
+
+        def reads_back(text: str) -> None:
+            # With a parameter, as the statements that carry literals are sent.
+            statement = f"SELECT {sql.literal(text)}::text, %(n)s::int"
+            assert run_one(statement, {"n": 7}) == [(text, 7)], text
+
+        for text in nasty:
+            reads_back(text)
+        given(
+            st.text(alphabet=st.characters(exclude_categories=("Cs",), exclude_characters="\x00"))
+        )(settings(max_examples=200, deadline=None)(reads_back))()
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET standard_conforming_strings")
