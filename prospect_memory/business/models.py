@@ -242,9 +242,11 @@ class Entry(AccountScopedModel, EmbeddedModel, FlaggedModel):
                 fields=["account", "layer", "member", "status", "-confidence"],
                 name="entry_layer_rank",
             ),
+            # The entries waiting for a vector, by account: the backfill and the health
+            # figures read all of them, a search counts its own account's.
             models.Index(
-                fields=["embedding_status"],
-                name="entry_embedding_backlog",
+                fields=["account", "embedding_status"],
+                name="entry_account_backlog",
                 condition=~Q(embedding_status=EmbeddingStatus.READY),
             ),
             # Ready entries by model: with the backlog above, a search counts the entries

@@ -69,11 +69,10 @@ def uncompared_statements(model: str) -> dict[str, str]:
     """The counts of the entries a search (``not_compared``) or the knowledge index
     (``promoted_not_compared``) could not rank by ``model``'s vectors: not ready, or of
     another model. ``model`` is written into them, so that even a generic plan reaches those
-    few rows through the partial indexes ``entry_embedding_backlog`` and
-    ``entry_ready_model`` rather than reading every entry of the account (``NOT (ready AND
-    model = %(model)s)`` did: a fifth of a search of 1,000). The backlog index is not by
-    account: while another account has a large backlog, the planner reads this account's
-    entries instead, which costs what the old count did."""
+    few rows through the partial indexes ``entry_account_backlog`` and
+    ``entry_ready_model``, both by account, rather than reading every entry of the account
+    (``NOT (ready AND model = %(model)s)`` did: a fifth of a search of 1,000), whatever
+    backlog other accounts have."""
     entry, promotion = Entry._meta.db_table, Promotion._meta.db_table
     conditions = _conditions()
     ready, name = EmbeddedModel.EmbeddingStatus.READY.value, literal(model)
