@@ -2,8 +2,9 @@
 """Recall and save over the full HTTP stack: REST and MCP against gunicorn on loopback.
 
 For each size (1k, 100k, 1M stored notes, seeded like bench/memory_bench.py) it measures,
-one request at a time, the p50/p99 of: REST recall, MCP recall, REST save, MCP save, beside
-the in-process recall (the service call, no HTTP) and the raw-SQL floor, with the ratios.
+one request at a time, the p50/p99 of: REST recall, MCP recall, REST save, MCP save, a REST
+business store of a new key, beside the in-process recall (the service call, no HTTP) and
+the raw-SQL floor, with the ratios.
 Then throughput: wrk runs of concurrent clients recalling a full dossier for a fixed time,
 the median of several runs with their range, and the server's CPU time per recall (gunicorn
 workers and PostgreSQL, from /proc), which varies less than the rate on a shared machine.
@@ -248,6 +249,7 @@ def main() -> int:
     import httpx2
     from django.conf import settings
 
+    from bench.business_bench import value_for
     from kit.db import database_url
     from prospect_memory.notes.payloads import recall_data
     from prospect_memory.notes.selectors import dossier_recall
@@ -332,6 +334,17 @@ def main() -> int:
                 )
                 assert r.status_code == 200 and not r.json()["result"]["isError"], r.text[:200]
 
+            def rest_store(i):
+                # A business store of a new key: with a provider that takes time and no
+                # broker, it answers before its vector (the worker embeds it afterwards).
+                k = i % len(probes)
+                r = http.post(
+                    f"{server.url}/api/v1/business-memory/entries",
+                    json={"key": f"bench:s{next(saves)}", "value": value_for(rng, i)},
+                    headers={"Authorization": f"Bearer {tokens[k]}"},
+                )
+                assert r.status_code == 201, r.text[:200]
+
             def in_process(i):
                 actor, domain = probes[i % len(probes)]
                 recall_data(dossier_recall(actor=actor, domain=domain))
@@ -361,6 +374,7 @@ def main() -> int:
                 **dict(zip(variants, recalls, strict=True)),
                 "rest_save": timed(rest_save, n),
                 "mcp_save": timed(mcp_save, n),
+                "rest_store": timed(rest_store, n),
             }
             loads = []
             for kind in kinds:
@@ -400,16 +414,17 @@ def main() -> int:
 
     print()
     print(
-        "| stored notes | REST recall p50 / p99 | MCP recall p50 / p99 | in-process p50 | floor p50 | in-process / floor | REST / in-process | REST save p50 / p99 | MCP save p50 / p99 |"
+        "| stored notes | REST recall p50 / p99 | MCP recall p50 / p99 | in-process p50 | floor p50 | in-process / floor | REST / in-process | REST save p50 / p99 | MCP save p50 / p99 | REST store p50 / p99 |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
             f"| {r['size']:,} | {r['rest_recall_p50']:.1f} / {r['rest_recall_p99']:.1f} ms | "
             f"{r['mcp_recall_p50']:.1f} / {r['mcp_recall_p99']:.1f} ms | {r['in_process_p50']:.1f} ms | "
             f"{r['floor_p50']:.1f} ms | {r['in_process_p50'] / r['floor_p50']:.2f}x | "
             f"{r['rest_recall_p50'] / r['in_process_p50']:.2f}x | {r['rest_save_p50']:.1f} / {r['rest_save_p99']:.1f} ms | "
-            f"{r['mcp_save_p50']:.1f} / {r['mcp_save_p99']:.1f} ms |"
+            f"{r['mcp_save_p50']:.1f} / {r['mcp_save_p99']:.1f} ms | "
+            f"{r['rest_store_p50']:.1f} / {r['rest_store_p99']:.1f} ms |"
         )
     print()
     print(

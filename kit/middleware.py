@@ -1,6 +1,6 @@
 """Answers Kit gives before or instead of a view: NUL bytes refused, a database lost or
-too slow a 503;
-and what every answer to a signed-in person or a token carries: no caching."""
+too slow a 503; what every answer to a signed-in person or a token carries: no caching;
+and the work a request leaves for after its answer."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ import logging
 
 from django.conf import settings
 from django.core.exceptions import TooManyFieldsSent
+from django.core.handlers.wsgi import WSGIRequest
 from django.db import InterfaceError, OperationalError, close_old_connections
 from django.http import JsonResponse
 from django.utils.cache import patch_cache_control
+
+from outreach import after_answer
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +103,20 @@ class RejectNulBytesMiddleware:
             details = {"fields": {field[:40]: [problem]}}
             body = {"error": {"code": "validation_error", "message": message, "details": details}}
         return JsonResponse(body, status=400)
+
+
+class AfterAnswerMiddleware:
+    """Work a request leaves for after its answer (``outreach.after_answer``) runs once the
+    server has written the response: collected for a WSGI request, whose response closes
+    in the thread that made it (gunicorn writes the body, then closes it)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if isinstance(request, WSGIRequest):
+            after_answer.collect()
+        return self.get_response(request)
 
 
 class PrivateAnswersMiddleware:

@@ -75,6 +75,8 @@ MIDDLEWARE = [
     # timed, whatever the others did (kit/metrics.py).
     "kit.logs.RequestIdMiddleware",
     "kit.metrics.MetricsMiddleware",
+    # Work a request leaves for after its answer (an embedding) is collected from here on.
+    "kit.middleware.AfterAnswerMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "kit.middleware.RejectNulBytesMiddleware",

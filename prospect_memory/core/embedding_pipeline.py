@@ -25,6 +25,7 @@ from typing import Any
 from celery import current_app
 from django.db import models, transaction
 
+from outreach import after_answer
 from prospect_memory.core.embeddings import (
     PermanentEmbeddingError,
     RetryableEmbeddingError,
@@ -99,17 +100,23 @@ def queued() -> bool:
     return not current_app.conf.task_always_eager
 
 
-def enqueue(target: EmbeddingTarget, pk: object, *, answered: bool = False) -> None:
+def enqueue(
+    target: EmbeddingTarget, pk: object, *, answered: bool = False, asked: bool = True
+) -> None:
     """Embed row ``pk`` in the background once the current transaction commits.
 
     Without a broker (the default set-up) tasks would run inline and make the request wait
     on the provider that has just failed it; the row stays pending for the next backfill.
     When the provider did answer the request (``answered``: for a text the write then did
-    not store), it is asked again right after the commit instead.
+    not store), or was not asked (``asked`` false: a write that answers before its
+    vector), it is asked after the commit instead: once the answer is written, in a
+    request (``outreach.after_answer``), else right away.
     """
     if not queued():
-        if answered:
-            transaction.on_commit(lambda: _embed_now(target, pk), robust=True)
+        if answered or not asked:
+            transaction.on_commit(
+                lambda: after_answer.defer(lambda: _embed_now(target, pk)), robust=True
+            )
             return
         logger.info("no Celery broker: %s %s stays pending for the backfill", target.label, pk)
         return

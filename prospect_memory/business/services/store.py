@@ -9,13 +9,16 @@ an alias, a full layer, a version or integrity refusal to decide) it takes the l
 path: the key read under the lock, everything decided there, as the guards would.
 
 When the stored text turns out different from the one embedded (a concurrent merge, an
-alias), the entry is stored pending and embedded after the commit: right after it without
-a broker when the provider had answered, else by the pipeline's task or backfill.
+alias), the entry is stored pending and embedded after the commit: without a broker once
+the answer is written when the provider had answered, else by the pipeline's task or
+backfill.
 
-With a broker, a provider that takes time is not asked before the answer at all
-(``EMBED_AFTER_ANSWER``): nothing in a store's answer needs the vector, so the entry is
-stored pending and a worker embeds it after the commit; the caller waits for the database
-only."""
+A provider that takes time is not asked before the answer at all (``EMBED_AFTER_ANSWER``):
+nothing in a store's answer needs the vector, so the entry is stored pending and embedded
+after the commit, by a worker with a broker, else by the request's own worker once the
+answer is written (``outreach.after_answer``); the caller waits for the database only. A
+store outside a request without a broker (a task, a command) still waits for its
+vector."""
 
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from typing import Any
 from django.db import DatabaseError, transaction
 
 import pgstatements as sql
+from outreach import after_answer
 from outreach.access import Actor
 from outreach.errors import KitError
 from outreach.guarded import Stamp
@@ -341,8 +345,12 @@ def _after_commit(
     entry = rows.entry
     if entry.embedding_status == embedding_pipeline.PENDING:
         # The provider answered before the lock, for a text the write did not store
-        # (an alias, a concurrent merge): it can be asked again for this one.
-        embedding_pipeline.enqueue(ENTRIES, entry.pk, answered=write.embedded.vector is not None)
+        # (an alias, a concurrent merge), or was not asked before the answer: it can be
+        # asked for this one.
+        embedded = write.embedded
+        embedding_pipeline.enqueue(
+            ENTRIES, entry.pk, answered=embedded.vector is not None, asked=embedded.asked
+        )
     if undone is not None:
         logger.warning(
             "entry %s: promotion failed with the write (%s); tried after it", entry.pk, undone
@@ -426,12 +434,14 @@ def _checked(
 
 def _embeds_before_answering() -> bool:
     """Whether a store makes its vector before it answers: always with a provider that
-    answers at once, and without a broker to hand the work to; otherwise only when
-    ``EMBED_AFTER_ANSWER`` is off (the stored entry is pending, queued after the commit)."""
+    answers at once, and with nothing to hand the work to (no broker, and no answer to
+    write first: a task, a command); otherwise only when ``EMBED_AFTER_ANSWER`` is off
+    (the stored entry is pending, embedded after the commit: by a worker, or by this
+    request's own once its answer is written)."""
     return (
         get_provider().immediate
         or not business_settings.EMBED_AFTER_ANSWER
-        or not embedding_pipeline.queued()
+        or not (embedding_pipeline.queued() or after_answer.available())
     )
 
 

@@ -58,6 +58,11 @@ class Embedded:
     def model(self) -> str:
         return self.provider.model
 
+    @property
+    def asked(self) -> bool:
+        """Whether the provider was asked (it answered, or a problem says why not)."""
+        return self.vector is not None or bool(self.problem)
+
     @classmethod
     def none(cls) -> Embedded:
         """No vector, and none was asked for."""
