@@ -114,9 +114,13 @@ class AfterAnswerMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        if isinstance(request, WSGIRequest):
-            after_answer.collect()
-        return self.get_response(request)
+        if not isinstance(request, WSGIRequest):
+            return self.get_response(request)
+        after_answer.collect()
+        try:
+            return self.get_response(request)
+        finally:
+            after_answer.answered()
 
 
 class PrivateAnswersMiddleware:
