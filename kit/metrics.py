@@ -31,6 +31,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db import Error as DatabaseFailure
+from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
@@ -45,6 +46,7 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from outreach import after_answer
 from outreach.observed import observed
 from outreach.ratelimit import RateLimited
 from prospect_memory.business.errors import IntegrityHold
@@ -59,6 +61,9 @@ logger = logging.getLogger(__name__)
 #: rate limit, or failed (a 5xx).
 OUTCOMES = ("ok", "refused", "rate_limited", "error")
 
+#: The buckets of the histograms of seconds: 1 ms to 10 s.
+SECONDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+
 REQUESTS = Counter(
     "kit_requests",
     "Requests answered, by surface (mcp, rest, page, oauth), name and outcome.",
@@ -68,7 +73,7 @@ LATENCY = Histogram(
     "kit_request_seconds",
     "Time to answer a request, by surface and name.",
     ["surface", "name"],
-    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+    buckets=SECONDS,
 )
 RATE_LIMITED = Counter(
     "kit_rate_limit_refusals",
@@ -79,6 +84,17 @@ INTEGRITY_HOLDS = Counter(
     "kit_integrity_holds",
     "Writes held because the text they bring reads as instructions (SPEC 15).",
 )
+AFTER_ANSWER = Histogram(
+    "kit_after_answer_seconds",
+    "Time a web worker spent after answering a request, on work it left (an embedding).",
+    buckets=SECONDS,
+)
+
+
+@receiver(after_answer.worked, dispatch_uid="kit.metrics.after_answer")
+def _count_after_answer(sender: object, seconds: float, **kwargs: object) -> None:
+    AFTER_ANSWER.observe(seconds)
+
 
 #: Codes that are a rate limit or a budget reached, not a refusal of what was asked.
 _LIMIT_CODES = frozenset({RateLimited.code, DailyLimitReached.code})

@@ -16,15 +16,21 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from django.core.signals import request_finished
 from django.db import connections
-from django.dispatch import receiver
+from django.dispatch import Signal, receiver
 
 logger = logging.getLogger(__name__)
 
 _local = threading.local()
+
+#: Sent once a request's work has run, with ``seconds``: the time its worker spent on it
+#: after the answer, which the request's own latency does not hold (the project's metrics
+#: count it).
+worked = Signal()
 
 
 def available() -> bool:
@@ -63,6 +69,7 @@ def run_collected(**kwargs) -> None:
     jobs, _local.answered = getattr(_local, "answered", None), None
     if not jobs:
         return
+    started = time.perf_counter()
     for job in jobs:
         try:
             job()
@@ -71,3 +78,4 @@ def run_collected(**kwargs) -> None:
     for connection in connections.all(initialized_only=True):
         if not connection.in_atomic_block:
             connection.close_if_unusable_or_obsolete()
+    worked.send_robust(sender=None, seconds=time.perf_counter() - started)

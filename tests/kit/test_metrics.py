@@ -361,3 +361,25 @@ def test_a_scrape_while_the_database_is_down_still_gives_the_counts():
     assert value(text, "kit_metrics_database_up") == 0
     assert value(text, "kit_requests_total", surface="page", name="favicon", outcome="ok") == 1
     assert "kit_embedding_pending_rows" not in text
+
+
+@pytest.mark.django_db
+def test_the_time_a_worker_spends_after_answering_is_counted(client, metrics_on):
+    """Work a request leaves for after its answer (an embedding) is not in the request's
+    latency: it has a histogram of its own."""
+    from outreach import after_answer
+
+    before = scrape(client)
+    after_answer.collect()
+    after_answer.defer(lambda: time.sleep(0.01))
+    after_answer.answered()
+    after_answer.run_collected()
+    after = scrape(client)
+    grew = value(after, "kit_after_answer_seconds_count") - value(
+        before, "kit_after_answer_seconds_count"
+    )
+    assert grew == 1
+    spent = value(after, "kit_after_answer_seconds_sum") - value(
+        before, "kit_after_answer_seconds_sum"
+    )
+    assert spent >= 0.01
