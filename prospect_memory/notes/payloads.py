@@ -7,7 +7,7 @@ query.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 
 from prospect_memory.core.integrity import Flag, integrity_data
 from prospect_memory.notes.records import (
@@ -23,6 +23,10 @@ from prospect_memory.notes.records import (
 
 
 def _time(moment) -> str:
+    """A time as every answer writes it: ISO 8601 in UTC, with a ``Z``. A time without a
+    zone is UTC already (recall reads its rows' times so: one ``isoformat`` the less)."""
+    if moment.tzinfo is None:
+        return moment.isoformat() + "Z"
     return moment.isoformat().replace("+00:00", "Z")
 
 
@@ -35,7 +39,7 @@ def note_data(view: NoteView) -> dict:
         view.observed_at,
         view.stale,
         view.age_days,
-        _time(view.created_at),
+        view.created_at,
         view.member,
         view.oauth_client,
         view.flags,
@@ -50,14 +54,13 @@ def note_answer(
     observed_at: date,
     stale: bool,
     age_days: int,
-    created_at: str,
+    created_at: datetime,
     member: str | None,
     oauth_client: str | None,
     flags: list[Flag],
 ) -> dict:
     """A note as every answer gives it: from a :class:`NoteView`, or from a row where a
-    recall builds no view (its text, labels and time already as readers receive them:
-    ``created_at`` in UTC, ISO 8601 with a ``Z``, as :func:`_time` writes it)."""
+    recall builds no view (its text and labels already as readers receive them)."""
     data = {
         "id": note_id,
         "title": title,
@@ -66,7 +69,7 @@ def note_answer(
         "observed_at": observed_at.isoformat(),
         "stale": stale,
         "age_days": age_days,
-        "created_at": created_at,
+        "created_at": _time(created_at),
         "attribution": {"member": member, "oauth_client": oauth_client},
     }
     if flags:

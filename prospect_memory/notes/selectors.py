@@ -384,7 +384,7 @@ def note_answer_from_row(row: tuple, *, today: date, ring, cutoff: date) -> dict
         observed_at,
         observed_at < cutoff,
         (today - observed_at).days,
-        created_at.isoformat() + "Z",
+        created_at,
         readable(member) if member else member,
         readable(client) if client else client,
         flags_from_row(
