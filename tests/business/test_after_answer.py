@@ -19,6 +19,20 @@ from tests.helpers import wait_for
 from tests.live import LiveServer
 
 
+@pytest.fixture
+def gemini(gemini, settings):
+    """The fake Gemini API with a time budget and timeout no loaded machine misses: these
+    tests are about when a vector is made, not how fast (a 1 s budget made a store outside
+    a request leave its entry pending while the suite ran beside other work)."""
+    memory = settings.PROSPECT_MEMORY
+    settings.PROSPECT_MEMORY = {
+        **memory,
+        "EMBEDDING_OPTIONS": {**memory["EMBEDDING_OPTIONS"], "timeout": 30.0},
+        "EMBED_TIME_BUDGET_SECONDS": 30.0,
+    }
+    return gemini
+
+
 def status(key: str) -> str:
     return Entry.objects.get(key=key).embedding_status
 
