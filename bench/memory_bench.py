@@ -7,7 +7,8 @@ Seeds the notes in bulk (COPY) across many accounts and domains, then measures, 
 size, in-process and on this machine:
 
 - ``dossier_recall`` + ``recall_data`` on full 50-note dossiers (the service an MCP tool or
-  REST view calls; no HTTP);
+  REST view calls; no HTTP), as a company is recalled again (its overlap pairs kept from
+  the last recall) and as after a change to it (the pairs computed again);
 - the floor: the same recall as hand-written SQL (notes, relationship, overlap pairs) plus
   decryption, with no ORM, no dataclasses and no payload building;
 - ``note_save`` with the embedding provider of ``--provider`` (default: the local semantic
@@ -336,6 +337,9 @@ def business_actors():
 
 def run(sizes: list[int], iterations: int, business_entries: int) -> tuple[list[dict], list[dict]]:
     from bench import business_bench
+    from prospect_memory.core.embeddings import get_provider
+    from prospect_memory.notes import pairs
+    from prospect_memory.notes.conf import notes_settings
     from prospect_memory.notes.payloads import recall_data
     from prospect_memory.notes.selectors import dossier_recall
     from prospect_memory.notes.services.notes import note_save
@@ -363,6 +367,21 @@ def run(sizes: list[int], iterations: int, business_entries: int) -> tuple[list[
             got = len(floor_recall(actor, domain)[0])
             assert got == 50, got
 
+        def recall_computing_pairs(i):
+            # As the first recall of a company after a change: its pairs computed again.
+            actor, domain = probes[i % len(probes)]
+            provider = get_provider()
+            pairs.forget(
+                pairs.key_for(
+                    account_id=actor.account.pk,
+                    domain=domain,
+                    model=provider.model,
+                    threshold=provider.overlap_distance,
+                    window=notes_settings.OVERLAP_PAIR_WINDOW,
+                )
+            )
+            recall(i)
+
         def save(i):
             nonlocal saves
             actor, domain = probes[i % len(probes)]
@@ -376,9 +395,9 @@ def run(sizes: list[int], iterations: int, business_entries: int) -> tuple[list[
                 observed_at=datetime.now(UTC).date().isoformat(),
             )
 
-        for fn in (recall, floor):  # warm caches and connections
+        for fn in (recall, floor, recall_computing_pairs):  # warm caches and connections
             measure(fn, 20)
-        rec, flo = measure_together((recall, floor), iterations)
+        rec, flo, computing = measure_together((recall, floor, recall_computing_pairs), iterations)
         sav = measure(save, iterations)
         scrape = measure(scrape_figures, max(5, iterations // 20))
         from prospect_memory.notes.models import Note
@@ -390,16 +409,19 @@ def run(sizes: list[int], iterations: int, business_entries: int) -> tuple[list[
             "recall_p99": percentile(rec, 99),
             "floor_p50": statistics.median(flo),
             "floor_p99": percentile(flo, 99),
+            "computing_p50": statistics.median(computing),
             "save_p50": statistics.median(sav),
             "save_p99": percentile(sav, 99),
         }
         row["scrape_p50"] = statistics.median(scrape)
         row["ratio"] = row["recall_p50"] / row["floor_p50"]
+        row["computing_ratio"] = row["computing_p50"] / row["floor_p50"]
         results.append(row)
         print(
             f"{row['size']:>9,} notes (seeded in {seeded:.0f}s): recall p50 {row['recall_p50']:.2f} ms "
             f"p99 {row['recall_p99']:.2f} ms | floor p50 {row['floor_p50']:.2f} ms | ratio "
-            f"{row['ratio']:.2f} | save p50 {row['save_p50']:.2f} ms p99 {row['save_p99']:.2f} ms"
+            f"{row['ratio']:.2f} (pairs computed {row['computing_p50']:.2f} ms, "
+            f"{row['computing_ratio']:.2f}) | save p50 {row['save_p50']:.2f} ms p99 {row['save_p99']:.2f} ms"
             f" | /metrics' database figures p50 {row['scrape_p50']:.2f} ms",
             flush=True,
         )
@@ -420,13 +442,15 @@ def report(results: list[dict]) -> None:
     print()
     print(
         "| stored notes | recall p50 | recall p99 | floor p50 | floor p99 | recall / floor "
-        "| save p50 | save p99 | scrape's database figures p50 |"
+        "| recall computing its pairs p50 (/ floor) | save p50 | save p99 "
+        "| scrape's database figures p50 |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         print(
             f"| {r['size']:,} | {r['recall_p50']:.2f} ms | {r['recall_p99']:.2f} ms | "
             f"{r['floor_p50']:.2f} ms | {r['floor_p99']:.2f} ms | {r['ratio']:.2f}x | "
+            f"{r['computing_p50']:.2f} ms ({r['computing_ratio']:.2f}x) | "
             f"{r['save_p50']:.2f} ms | {r['save_p99']:.2f} ms | {r['scrape_p50']:.2f} ms |"
         )
     if len(results) > 1:

@@ -23,7 +23,7 @@ import html
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import emoji
 import regex
@@ -303,6 +303,13 @@ def readable(text: str) -> str:
         done = cut[start]
     pieces.append(text[done:])
     return "".join(pieces)
+
+
+@lru_cache(maxsize=4096)
+def readable_name(name: str) -> str:
+    """:func:`readable` for a name many rows repeat (who wrote a note, through which
+    client): each name looked at once per process, not once per row."""
+    return readable(name)
 
 
 def readable_value(value):

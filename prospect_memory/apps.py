@@ -28,6 +28,7 @@ class ProspectMemoryConfig(AppConfig):
         from prospect_memory.lifecycle import health as lifecycle_health
         from prospect_memory.lifecycle import signals
         from prospect_memory.notes import activity, conf, health, lifecycle, mcp_tools  # noqa: F401  (declares the keys)
+        from prospect_memory.notes import checks as notes_checks  # noqa: F401  (registers them)
 
         mcp_tools.register()
         register_activity_source(activity.SOURCE)

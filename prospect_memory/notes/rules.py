@@ -31,6 +31,13 @@ from prospect_memory.notes.records import NoteInput, StopReason
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
+# The newest active notes of a company, as recall's hand-written statements read them
+# (``n`` a note, ``d`` its dossier, joined ``ON`` ``IN_ITS_DOSSIER``): the notes of one
+# company of the account, newest observed first, then newest stored, then by id.
+IN_ITS_DOSSIER = "d.id = n.dossier_id AND d.account_id = n.account_id"
+ACTIVE_IN_DOSSIER = "n.account_id = %(account)s AND d.domain = %(domain)s AND n.status = %(active)s"
+NEWEST_FIRST = "n.observed_at DESC, n.created_at DESC, n.id"
+
 
 def utc_today() -> date:
     return timezone.now().date()

@@ -14,7 +14,7 @@ from django.db.models import Sum
 from oauth2_provider.models import get_application_model
 
 from outreach.access import Actor, require_outreach
-from outreach.characters import readable
+from outreach.characters import readable_name
 from outreach.models import Member
 from outreach.renderers import dumps
 from outreach.selectors import relationship_from_row, relationship_query
@@ -25,6 +25,7 @@ from prospect_memory.core.embeddings.budget import embed_within_budget
 from prospect_memory.core.embeddings.vectors import distance_to
 from prospect_memory.core.ids import uuid_or_none
 from prospect_memory.core.models import EmbeddedModel, flags_from_row
+from prospect_memory.notes import pairs
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.domains import resolve_domain
 from prospect_memory.notes.errors import NotFound
@@ -33,6 +34,9 @@ from prospect_memory.notes.models import Compaction, Dossier, Note
 from prospect_memory.notes.payloads import note_answer
 from prospect_memory.notes.records import NearNotes, NotesPage, NoteView, Recall
 from prospect_memory.notes.rules import (
+    ACTIVE_IN_DOSSIER,
+    IN_ITS_DOSSIER,
+    NEWEST_FIRST,
     compaction_suggested,
     dossier_stale,
     stale_cutoff,
@@ -44,61 +48,32 @@ NOTE_TABLE = Note._meta.label_lower  # the binding of a note's sealed fields
 
 
 # --- recall statements ---------------------------------------------------------------------
-# Recall is the hot path of every agent run: its notes and overlap pairs are read with two
-# hand-written statements (no model instances), filtered by account first, served by the
-# note_dossier_active index, built once from the models' tables and prepared per connection.
+# Recall is the hot path of every agent run: its notes and overlap pairs (``notes.pairs``)
+# are read with hand-written statements (no model instances), filtered by account first,
+# served by the note_dossier_active index, built once from the models' tables and prepared
+# per connection.
 
 
 @cache
-def _recall_statements() -> tuple[str, str]:
+def _recall_notes_statement() -> str:
     note, dossier = Note._meta.db_table, Dossier._meta.db_table
     member, user = Member._meta.db_table, get_user_model()._meta.db_table
     application = get_application_model()._meta.db_table
     username = get_user_model().USERNAME_FIELD
-    dossier_join = f"JOIN {dossier} d ON d.id = n.dossier_id AND d.account_id = n.account_id"
-    active_in_dossier = (
-        "n.account_id = %(account)s AND d.domain = %(domain)s AND n.status = %(active)s"
-    )
-    newest_first = "n.observed_at DESC, n.created_at DESC, n.id"
     # note_answer_from_row unpacks these columns in this order; the time a note was stored
     # comes in UTC without its zone, the answer's form in fewer steps.
-    notes = f"""
+    return f"""
     SELECT n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
            n.observed_at, n.created_at AT TIME ZONE 'UTC', u.{username}, a.name,
            n.integrity_ciphertext
       FROM {note} n
-      {dossier_join}
+      JOIN {dossier} d ON {IN_ITS_DOSSIER}
       LEFT JOIN {member} m ON m.id = n.member_id
       LEFT JOIN {user} u ON u.id = m.user_id
       LEFT JOIN {application} a ON a.id = n.oauth_application_id
-     WHERE {active_in_dossier}
-     ORDER BY {newest_first}
+     WHERE {ACTIVE_IN_DOSSIER}
+     ORDER BY {NEWEST_FIRST}
     """  # noqa: S608  (names from the models, values are parameters)
-    # Pairs among the window of newest notes, compared only within one model's vectors: a
-    # note whose vector is not ready, or of another model, has none here, and a distance to
-    # nothing is no pair. Each distance is computed once (the subquery is kept whole by its
-    # OFFSET), compared, ordered by (then the ids as UUIDs: named through the subquery, not
-    # the output's text columns), and rounded to the answer's 4 decimals here, where it
-    # costs least.
-    pairs = f"""
-    WITH recent AS (
-        SELECT n.id,
-               CASE WHEN n.embedding_status = %(ready)s AND n.embedding_model = %(model)s
-                    THEN n.embedding END AS embedding
-          FROM {note} n
-          {dossier_join}
-         WHERE {active_in_dossier}
-         ORDER BY {newest_first}
-         LIMIT %(window)s
-    )
-    SELECT a::text, b::text, round(distance * 10000) / 10000
-      FROM (SELECT a.id AS a, b.id AS b, a.embedding <=> b.embedding AS distance
-              FROM recent a JOIN recent b ON a.id < b.id
-            OFFSET 0) compared
-     WHERE compared.distance <= %(threshold)s
-     ORDER BY compared.distance, compared.a, compared.b
-    """  # noqa: S608
-    return notes, pairs
 
 
 def _nearest_notes(candidates: str) -> str:
@@ -385,8 +360,8 @@ def note_answer_from_row(row: tuple, *, today: date, ring, cutoff: date) -> dict
         observed_at < cutoff,
         (today - observed_at).days,
         created_at,
-        readable(member) if member else member,
-        readable(client) if client else client,
+        readable_name(member) if member else member,
+        readable_name(client) if client else client,
         flags_from_row(
             integrity_token, table=NOTE_TABLE, account_id=account_id, row_id=note_id, ring=ring
         ),
@@ -405,14 +380,24 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
     relationship_sql, params = relationship_query(
         account=account, domain=resolved.domain, address=resolved.address
     )
+    window, threshold = notes_settings.OVERLAP_PAIR_WINDOW, provider.overlap_distance
+    pairs_key = pairs.key_for(
+        account_id=account.pk,
+        domain=resolved.domain,
+        model=provider.model,
+        threshold=threshold,
+        window=window,
+    )
+    kept = pairs.kept_for(pairs_key)
     params.update(
         active=Note.Status.ACTIVE,
         ready=EmbeddedModel.EmbeddingStatus.READY,
-        window=notes_settings.OVERLAP_PAIR_WINDOW,
+        window=window,
         model=provider.model,
-        threshold=provider.overlap_distance,
+        threshold=threshold,
+        known=kept[0] if kept else None,
     )
-    notes_sql, pairs_sql = _recall_statements()
+    notes_sql, pairs_sql = _recall_notes_statement(), pairs.pairs_statement()
     if reads_elsewhere():
         # Read from a replica: whether to stop (a suppression, a reply anyone recorded) is
         # the primary's answer, never a replica's a few seconds behind.
@@ -433,7 +418,7 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
             note_answer_from_row(row, today=today, ring=ring, cutoff=cutoff) for row in note_rows
         ],
         note_count=len(note_rows),
-        overlap_pairs=[{"note_ids": [a, b], "distance": distance} for a, b, distance in pair_rows],
+        overlap_pairs=pairs.answer_and_keep(pairs_key, kept, pair_rows),
         relationship=relationship,
         newest_observed_at=newest,
         stop_reasons=stop_reasons(relationship, resolved.domain),

@@ -24,6 +24,9 @@ from prospect_memory.notes.errors import DailyLimitReached, DomainNoteLimitReach
 from prospect_memory.notes.models import AuditEvent, DailySaveCount, Dossier, Note
 from prospect_memory.notes.records import DeleteResult, NoteView, Overlap, Recall, SaveResult
 from prospect_memory.notes.rules import (
+    ACTIVE_IN_DOSSIER,
+    IN_ITS_DOSSIER,
+    NEWEST_FIRST,
     clean_note_input,
     compaction_suggested,
     embedding_input,
@@ -100,9 +103,9 @@ def save_statements() -> tuple[str, str]:
            CASE WHEN n.embedding_model = %(model)s AND n.embedding IS NOT NULL
                 THEN n.embedding <=> %(vector)s::vector END AS distance
       FROM {note} n
-      JOIN {dossier} d ON d.id = n.dossier_id AND d.account_id = n.account_id
-     WHERE n.account_id = %(account)s AND d.domain = %(domain)s AND n.status = %(active)s
-     ORDER BY n.observed_at DESC, n.created_at DESC, n.id
+      JOIN {dossier} d ON {IN_ITS_DOSSIER}
+     WHERE {ACTIVE_IN_DOSSIER}
+     ORDER BY {NEWEST_FIRST}
     """  # noqa: S608
     return early, compared
 

@@ -1,0 +1,247 @@
+"""The overlap pairs a process keeps between recalls (``notes.pairs``): reused only while a
+company's window of newest notes is the same, computed again after any change made
+anywhere, never another account's, bounded."""
+
+import threading
+
+import pytest
+from django.db import connection
+
+from pgstatements import run
+from prospect_memory.core.embeddings import get_provider
+from prospect_memory.notes import pairs
+from prospect_memory.notes.conf import notes_settings
+from prospect_memory.notes.models import Note
+from prospect_memory.notes.selectors import dossier_recall
+from prospect_memory.notes.services.notes import note_delete
+from tests.factories import save_note
+
+pytestmark = pytest.mark.django_db
+
+BODY = "Acme raised a Series B of 40M led by Example Ventures."
+
+
+@pytest.fixture(autouse=True)
+def nothing_kept():
+    pairs.forget()
+    yield
+    pairs.forget()
+
+
+def pairs_of(actor, domain="acme.dev") -> dict:
+    recall = dossier_recall(actor=actor, domain=domain)
+    return {frozenset(p["note_ids"]): p["distance"] for p in recall.overlap_pairs}
+
+
+def computed(actor, domain="acme.dev") -> dict:
+    """The pairs as a process that kept nothing computes them."""
+    pairs.forget()
+    return pairs_of(actor, domain)
+
+
+def key_of(actor, domain="acme.dev"):
+    provider = get_provider()
+    return pairs.key_for(
+        account_id=actor.account.pk,
+        domain=domain,
+        model=provider.model,
+        threshold=provider.overlap_distance,
+        window=notes_settings.OVERLAP_PAIR_WINDOW,
+    )
+
+
+def test_a_second_recall_of_the_same_window_reuses_the_pairs(admin_actor):
+    ids = [str(save_note(admin_actor, body=BODY).note.id) for _ in range(3)]
+    first = pairs_of(admin_actor)
+    kept = pairs.kept_for(key_of(admin_actor))
+    assert kept is not None
+    assert set(first) == {frozenset(p) for p in ((ids[0], ids[1]), (ids[0], ids[2]),
+                                                  (ids[1], ids[2]))}  # fmt: skip
+    assert pairs_of(admin_actor) == first
+    assert pairs.kept_for(key_of(admin_actor)) is kept  # reused, not computed again
+
+
+def test_the_statement_compares_nothing_when_the_window_is_the_known_one(admin_actor):
+    for _ in range(3):
+        save_note(admin_actor, body=BODY)
+    pairs_of(admin_actor)
+    digest, _ = pairs.kept_for(key_of(admin_actor))
+    provider = get_provider()
+    params = {
+        "account": admin_actor.account.pk,
+        "domain": "acme.dev",
+        "active": Note.Status.ACTIVE,
+        "ready": "ready",
+        "model": provider.model,
+        "window": 20,
+        "threshold": provider.overlap_distance,
+    }
+    (known,) = run((pairs.pairs_statement(), {**params, "known": digest}))
+    assert known == [(digest, True, 3, None, None, None)]
+    (fresh,) = run((pairs.pairs_statement(), {**params, "known": None}))
+    assert len(fresh) == 3
+    assert {row[:3] for row in fresh} == {(digest, False, 3)}
+
+
+def test_pairs_are_computed_again_after_every_change_to_the_window(admin_actor):
+    a = str(save_note(admin_actor, body=BODY).note.id)
+    b = str(save_note(admin_actor, body=BODY).note.id)
+    assert set(pairs_of(admin_actor)) == {frozenset((a, b))}
+
+    # Each change as another process would make it: nothing here is told of it.
+    c = save_note(admin_actor, body=BODY).note.id
+    assert pairs_of(admin_actor) == computed(admin_actor)
+    assert len(pairs_of(admin_actor)) == 3
+
+    Note.objects.filter(id=c).update(embedding_status="pending")  # its vector is remade
+    assert set(pairs_of(admin_actor)) == {frozenset((a, b))}
+    Note.objects.filter(id=c).update(embedding_status="ready")
+    assert len(pairs_of(admin_actor)) == 3
+
+    Note.objects.filter(id=c).update(embedding_model="an-older-model")
+    assert set(pairs_of(admin_actor)) == {frozenset((a, b))}
+
+    # A vector rewritten in place under the same model (as two embedders racing could)
+    # changes the row's version, and with it the digest.
+    Note.objects.filter(id=c).update(embedding_model=get_provider().model)
+    assert len(pairs_of(admin_actor)) == 3
+    Note.objects.filter(id=c).update(embedding=[1.0] + [0.0] * (get_provider().dimensions - 1))
+    assert pairs_of(admin_actor) == computed(admin_actor)
+    assert len(pairs_of(admin_actor)) == 1
+
+    note_delete(actor=admin_actor, note_id=b)
+    assert pairs_of(admin_actor) == {}
+    assert pairs_of(admin_actor) == computed(admin_actor)
+
+
+def test_a_note_beyond_the_window_changes_nothing_and_one_within_it_does(admin_actor, limits):
+    limits(OVERLAP_PAIR_WINDOW=2)
+    a = str(save_note(admin_actor, body=BODY, observed_at="2026-01-02").note.id)
+    b = str(save_note(admin_actor, body=BODY, observed_at="2026-01-03").note.id)
+    assert set(pairs_of(admin_actor)) == {frozenset((a, b))}
+    kept = pairs.kept_for(key_of(admin_actor))
+    assert kept is not None
+    save_note(admin_actor, body=BODY, observed_at="2025-06-01")  # older than the window
+    assert set(pairs_of(admin_actor)) == {frozenset((a, b))}
+    assert pairs.kept_for(key_of(admin_actor)) is kept
+    c = str(save_note(admin_actor, body=BODY, observed_at="2026-01-04").note.id)
+    assert set(pairs_of(admin_actor)) == {frozenset((b, c))}
+
+
+def test_other_accounts_pairs_are_never_reused_even_when_kept_under_their_key(
+    admin_actor, rival_actor
+):
+    ours = {str(save_note(admin_actor, body=BODY).note.id) for _ in range(2)}
+    theirs = {str(save_note(rival_actor, body=BODY).note.id) for _ in range(2)}
+    assert set(pairs_of(admin_actor)) == {frozenset(ours)}
+    # Even what this process kept for one account, put under the other's key, is not
+    # served: the digest is of the other account's own window.
+    pairs._kept[key_of(rival_actor)] = pairs.kept_for(key_of(admin_actor))
+    assert set(pairs_of(rival_actor)) == {frozenset(theirs)}
+    assert set(pairs_of(admin_actor)) == {frozenset(ours)}
+
+
+def test_every_member_of_the_account_gets_the_same_pairs(admin_actor, member_actor):
+    for _ in range(2):
+        save_note(admin_actor, body=BODY)
+    assert pairs_of(member_actor) == pairs_of(admin_actor) == computed(member_actor)
+
+
+def test_what_a_process_keeps_is_bounded_and_can_be_nothing(admin_actor, limits):
+    domains = [f"acme{i}.dev" for i in range(4)]
+    for domain in domains:
+        for _ in range(2):
+            save_note(admin_actor, domain=domain, body=BODY)
+    limits(OVERLAP_PAIRS_KEPT=2)
+    answers = [pairs_of(admin_actor, d) for d in domains]
+    assert len(pairs._kept) == 2
+    assert pairs.kept_for(key_of(admin_actor, domains[-1])) is not None
+    limits(OVERLAP_PAIRS_KEPT=0)
+    pairs.forget()
+    assert [pairs_of(admin_actor, d) for d in domains] == answers
+    assert pairs._kept == {}
+    assert all(len(a) == 1 for a in answers)
+
+
+def test_a_new_threshold_computes_the_pairs_again(admin_actor, settings):
+    for _ in range(2):
+        save_note(admin_actor, body=BODY)
+    save_note(admin_actor, body="Acme runs its billing on Django and PostgreSQL.")
+    before = pairs_of(admin_actor)
+    assert len(before) == 1
+    # The key changes with the threshold; even under the old key, the digest would not
+    # match, for it names the threshold.
+    old_key = key_of(admin_actor)
+    settings.PROSPECT_MEMORY = {
+        **settings.PROSPECT_MEMORY,
+        "EMBEDDING_OPTIONS": {
+            **settings.PROSPECT_MEMORY.get("EMBEDDING_OPTIONS", {}),
+            "overlap_distance": 1.99,
+            "near_duplicate_distance": 0.01,
+        },
+    }
+    assert get_provider().overlap_distance == 1.99
+    pairs._kept[key_of(admin_actor)] = pairs.kept_for(old_key)
+    after = pairs_of(admin_actor)
+    assert len(after) == 3
+    assert after == computed(admin_actor)
+
+
+def test_a_window_with_nothing_to_compare_is_not_kept(admin_actor):
+    assert pairs_of(admin_actor, "unknown.dev") == {}
+    save_note(admin_actor, body=BODY)
+    assert pairs_of(admin_actor) == {}
+    assert pairs._kept == {}
+
+
+def test_the_least_recently_used_is_dropped_first(admin_actor, limits):
+    domains = ["a.dev", "b.dev", "c.dev"]
+    for domain in domains:
+        for _ in range(2):
+            save_note(admin_actor, domain=domain, body=BODY)
+    limits(OVERLAP_PAIRS_KEPT=2)
+    pairs_of(admin_actor, "a.dev")
+    pairs_of(admin_actor, "b.dev")
+    pairs_of(admin_actor, "a.dev")  # used again: b.dev is now the least recent
+    pairs_of(admin_actor, "c.dev")
+    assert pairs.kept_for(key_of(admin_actor, "a.dev")) is not None
+    assert pairs.kept_for(key_of(admin_actor, "b.dev")) is None
+
+
+@pytest.mark.parametrize("value", ["512", True, -1, 2.5])
+def test_a_kept_count_that_is_no_whole_number_stops_the_start(limits, value):
+    from prospect_memory.notes.checks import check_overlap_pairs_kept
+
+    limits(OVERLAP_PAIRS_KEPT=value)
+    [error] = check_overlap_pairs_kept(None)
+    assert error.id == "prospect_memory.E008"
+    assert "OVERLAP_PAIRS_KEPT" in error.msg
+
+
+@pytest.mark.django_db(transaction=True)
+def test_recalls_in_threads_share_what_is_kept_and_answer_right(admin_actor, limits):
+    domains = [f"acme{i}.dev" for i in range(6)]
+    for domain in domains:
+        for _ in range(3):
+            save_note(admin_actor, domain=domain, body=BODY)
+    expected = {d: computed(admin_actor, d) for d in domains}
+    limits(OVERLAP_PAIRS_KEPT=3)  # threads keep and drop entries under one another
+    failures: list[BaseException] = []
+
+    def recall_many(offset: int) -> None:
+        try:
+            for i in range(30):
+                domain = domains[(i + offset) % len(domains)]
+                assert pairs_of(admin_actor, domain) == expected[domain]
+        except BaseException as error:  # reported by the main thread
+            failures.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=recall_many, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert len(pairs._kept) <= 3
