@@ -13,8 +13,9 @@ made in any process, computes the pairs again in the same round trip.
 
 What a process keeps is keyed by account, company, model, threshold and window (a hit
 needs the same account's same rows), bounded (``OVERLAP_PAIRS_KEPT``, the least recently
-used dropped first), and only where there was something to compare (two notes with
-vectors or more).
+used dropped first, one account holding at most half), and only where there was
+something to compare (two notes with vectors or more). It holds ids and distances, never
+a note's text; what an erasure removed stays here, unreachable, until it is dropped.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ def key_for(*, account_id: int, domain: str, model: str, threshold: float, windo
 
 
 _kept: dict[Key, tuple[bytes, Pairs]] = {}
+_held: dict[int, int] = {}  # how many of the places each account holds
 _lock = threading.Lock()
 
 
@@ -123,13 +125,27 @@ def _touch(key: Key) -> None:
 
 def _keep(key: Key, digest: bytes, pairs: Pairs, *, worth_keeping: bool) -> None:
     limit = notes_settings.OVERLAP_PAIRS_KEPT
+    account = key[0]
     with _lock:
-        _kept.pop(key, None)
+        if key in _kept:
+            _drop(key)
         if not worth_keeping or limit <= 0:
             return  # fewer than two vectors: nothing a kept answer would save
+        # One account holds at most half the places: its own least recently used goes
+        # first, so no account can push every other's out.
+        if _held.get(account, 0) >= max(1, limit // 2):
+            _drop(next(k for k in _kept if k[0] == account))
         while len(_kept) >= limit:
-            del _kept[next(iter(_kept))]  # the least recently used
+            _drop(next(iter(_kept)))  # the least recently used
         _kept[key] = (digest, pairs)
+        _held[account] = _held.get(account, 0) + 1
+
+
+def _drop(key: Key) -> None:
+    del _kept[key]
+    held = _held.pop(key[0], 0) - 1
+    if held > 0:
+        _held[key[0]] = held
 
 
 def forget(key: Key | None = None) -> None:
@@ -138,5 +154,6 @@ def forget(key: Key | None = None) -> None:
     with _lock:
         if key is None:
             _kept.clear()
-        else:
-            _kept.pop(key, None)
+            _held.clear()
+        elif key in _kept:
+            _drop(key)

@@ -152,9 +152,9 @@ def test_what_a_process_keeps_is_bounded_and_can_be_nothing(admin_actor, limits)
     for domain in domains:
         for _ in range(2):
             save_note(admin_actor, domain=domain, body=BODY)
-    limits(OVERLAP_PAIRS_KEPT=2)
+    limits(OVERLAP_PAIRS_KEPT=4)
     answers = [pairs_of(admin_actor, d) for d in domains]
-    assert len(pairs._kept) == 2
+    assert len(pairs._kept) == 2  # one account holds half the places at most
     assert pairs.kept_for(key_of(admin_actor, domains[-1])) is not None
     limits(OVERLAP_PAIRS_KEPT=0)
     pairs.forget()
@@ -199,13 +199,29 @@ def test_the_least_recently_used_is_dropped_first(admin_actor, limits):
     for domain in domains:
         for _ in range(2):
             save_note(admin_actor, domain=domain, body=BODY)
-    limits(OVERLAP_PAIRS_KEPT=2)
+    limits(OVERLAP_PAIRS_KEPT=4)
     pairs_of(admin_actor, "a.dev")
     pairs_of(admin_actor, "b.dev")
     pairs_of(admin_actor, "a.dev")  # used again: b.dev is now the least recent
     pairs_of(admin_actor, "c.dev")
     assert pairs.kept_for(key_of(admin_actor, "a.dev")) is not None
     assert pairs.kept_for(key_of(admin_actor, "b.dev")) is None
+
+
+def test_no_account_pushes_every_other_out(admin_actor, rival_actor, limits):
+    for _ in range(2):
+        save_note(rival_actor, domain="theirs.dev", body=BODY)
+    domains = [f"ours{i}.dev" for i in range(6)]
+    for domain in domains:
+        for _ in range(2):
+            save_note(admin_actor, domain=domain, body=BODY)
+    limits(OVERLAP_PAIRS_KEPT=4)
+    pairs_of(rival_actor, "theirs.dev")
+    for domain in domains:  # one account recalling many companies
+        pairs_of(admin_actor, domain)
+    assert pairs.kept_for(key_of(rival_actor, "theirs.dev")) is not None
+    assert sum(1 for key in pairs._kept if key[0] == admin_actor.account.pk) == 2
+    assert pairs._held == {admin_actor.account.pk: 2, rival_actor.account.pk: 1}
 
 
 @pytest.mark.parametrize("value", ["512", True, -1, 2.5])
@@ -225,7 +241,7 @@ def test_recalls_in_threads_share_what_is_kept_and_answer_right(admin_actor, lim
         for _ in range(3):
             save_note(admin_actor, domain=domain, body=BODY)
     expected = {d: computed(admin_actor, d) for d in domains}
-    limits(OVERLAP_PAIRS_KEPT=3)  # threads keep and drop entries under one another
+    limits(OVERLAP_PAIRS_KEPT=6)  # threads keep and drop entries under one another
     failures: list[BaseException] = []
 
     def recall_many(offset: int) -> None:
@@ -244,4 +260,5 @@ def test_recalls_in_threads_share_what_is_kept_and_answer_right(admin_actor, lim
     for thread in threads:
         thread.join()
     assert failures == []
-    assert len(pairs._kept) <= 3
+    assert len(pairs._kept) <= 3  # this account's half of the places
+    assert pairs._held == {admin_actor.account.pk: len(pairs._kept)}
