@@ -6,10 +6,10 @@ notes of the window (190 distances for 20 notes): half of what a recall asked of
 database. So the statement first states the window as a digest: the model, the threshold,
 and each note's id, row version (``xmin`` and ``ctid``, which any update of the row
 changes, within one transaction too: a vector made, remade or cleared, a status, a flag)
-and whether it has a vector of the model. It
-compares that with the digest of the pairs this process last computed for the company,
-and compares vectors only when the two differ: a recall after any change to the window,
-made in any process, computes the pairs again in the same round trip.
+and whether it has a vector of the model. It compares that with the digest of the pairs
+this process last computed for the company, and compares vectors only when the two
+differ: a recall after any change to the window, made in any process, computes the
+pairs again in the same round trip.
 
 What a process keeps is keyed by account, company, model, threshold and window (a hit
 needs the same account's same rows), bounded (``OVERLAP_PAIRS_KEPT``, the least recently
@@ -134,7 +134,9 @@ def _keep(key: Key, digest: bytes, pairs: Pairs, *, worth_keeping: bool) -> None
         # One account holds at most half the places: its own least recently used goes
         # first, so no account can push every other's out.
         if _held.get(account, 0) >= max(1, limit // 2):
-            _drop(next(k for k in _kept if k[0] == account))
+            oldest_own = next((k for k in _kept if k[0] == account), None)
+            if oldest_own is not None:
+                _drop(oldest_own)
         while len(_kept) >= limit:
             _drop(next(iter(_kept)))  # the least recently used
         _kept[key] = (digest, pairs)
