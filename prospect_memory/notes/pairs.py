@@ -88,7 +88,6 @@ def key_for(*, account_id: int, domain: str, model: str, threshold: float, windo
 
 
 _kept: dict[Key, tuple[bytes, Pairs]] = {}
-_held: dict[int, int] = {}  # how many of the places each account holds
 _lock = threading.Lock()
 
 
@@ -125,29 +124,18 @@ def _touch(key: Key) -> None:
 
 def _keep(key: Key, digest: bytes, pairs: Pairs, *, worth_keeping: bool) -> None:
     limit = notes_settings.OVERLAP_PAIRS_KEPT
-    account = key[0]
     with _lock:
-        if key in _kept:
-            _drop(key)
+        _kept.pop(key, None)
         if not worth_keeping or limit <= 0:
             return  # fewer than two vectors: nothing a kept answer would save
         # One account holds at most half the places: its own least recently used goes
         # first, so no account can push every other's out.
-        if _held.get(account, 0) >= max(1, limit // 2):
-            oldest_own = next((k for k in _kept if k[0] == account), None)
-            if oldest_own is not None:
-                _drop(oldest_own)
+        own = [k for k in _kept if k[0] == key[0]]  # least recently used first
+        if len(own) >= max(1, limit // 2):
+            del _kept[own[0]]
         while len(_kept) >= limit:
-            _drop(next(iter(_kept)))  # the least recently used
+            del _kept[next(iter(_kept))]  # the least recently used
         _kept[key] = (digest, pairs)
-        _held[account] = _held.get(account, 0) + 1
-
-
-def _drop(key: Key) -> None:
-    del _kept[key]
-    held = _held.pop(key[0], 0) - 1
-    if held > 0:
-        _held[key[0]] = held
 
 
 def forget(key: Key | None = None) -> None:
@@ -156,6 +144,5 @@ def forget(key: Key | None = None) -> None:
     with _lock:
         if key is None:
             _kept.clear()
-            _held.clear()
-        elif key in _kept:
-            _drop(key)
+        else:
+            _kept.pop(key, None)
