@@ -55,7 +55,12 @@ def test_the_database_has_pgvector_0_8(db):
 
 
 def _kit_backend_connection():
-    """Django's connection, open, idle and out of any transaction."""
+    """Django's connection, newly opened, idle and out of any transaction.
+
+    Newly opened, so that ``CONN_MAX_AGE`` cannot end it in the middle of a test: a
+    connection the worker opened more than a minute ago is closed as obsolete by the
+    first ``close_if_unusable_or_obsolete``, whatever its health."""
+    connection.close()
     connection.ensure_connection()
     assert connection.get_autocommit()
     assert not connection.in_atomic_block
