@@ -85,7 +85,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "kit.middleware.PrivateAnswersMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "kit.middleware.MessagesMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "kit.middleware.ContentSecurityPolicyMiddleware",
     "kit.middleware.DatabaseUnavailableMiddleware",

@@ -232,8 +232,13 @@ def prune_redeemed_codes(*, older_than: timedelta = timedelta(days=1)) -> int:
 
 
 def public_base_url(request: HttpRequest) -> str:
-    """The origin clients reach Kit at (``KIT_PUBLIC_URL`` wins over the request)."""
-    return origin_of(request.build_absolute_uri("/"))
+    """The origin clients reach Kit at (``KIT_PUBLIC_URL`` wins over the request).
+
+    Read on every bearer request, so the request's own origin is its scheme and host as
+    ``build_absolute_uri`` would start it, without building and parsing an address."""
+    if settings.KIT_PUBLIC_URL:
+        return settings.KIT_PUBLIC_URL.rstrip("/")
+    return f"{request.scheme}://{request.get_host()}"
 
 
 def resource_metadata_url(request: HttpRequest, path: str = MCP_PATH) -> str:
