@@ -13,8 +13,8 @@ from django.conf import settings
 from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.messages.storage import default_storage
 from django.core.exceptions import TooManyFieldsSent
-from django.core.signals import setting_changed
 from django.core.handlers.wsgi import WSGIRequest
+from django.core.signals import setting_changed
 from django.db import InterfaceError, OperationalError, close_old_connections
 from django.http import JsonResponse
 from django.utils.cache import patch_cache_control
