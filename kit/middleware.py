@@ -17,7 +17,6 @@ from django.core.handlers.wsgi import WSGIRequest
 from django.core.signals import setting_changed
 from django.db import InterfaceError, OperationalError, close_old_connections
 from django.http import JsonResponse
-from django.utils.cache import patch_cache_control
 from django.utils.functional import SimpleLazyObject, empty
 
 from outreach import after_answer
@@ -147,7 +146,7 @@ class PrivateAnswersMiddleware:
             return response
         user = getattr(request, "user", None)
         if "HTTP_AUTHORIZATION" in request.META or (user is not None and user.is_authenticated):
-            patch_cache_control(response, private=True, no_store=True)
+            response["Cache-Control"] = "private, no-store"  # as patch_cache_control writes it
         return response
 
 
