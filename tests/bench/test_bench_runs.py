@@ -9,6 +9,7 @@ the load ``tests/load``; the peers' harness (``scripts/bench-peers``) needs the 
 environment, outside this repository."""
 
 import json
+import shutil
 
 import pytest
 
@@ -72,3 +73,17 @@ def test_the_business_steps_run(short_tmp):
     """``bench/business_steps.py`` chooses its provider itself (the hashing one)."""
     done = run_bench(short_tmp, "business_steps.py", "--iterations", "3")
     assert "store" in done.stdout
+
+
+@pytest.mark.skipif(not shutil.which("valgrind"), reason="counting instructions needs valgrind")
+def test_the_recall_profile_counts_instructions(short_tmp):
+    """``--instructions`` runs the profile again under callgrind and prints a count per
+    request: the figure compared across versions on a machine whose speed varies."""
+    done = run_bench(
+        short_tmp,
+        "profile_recall.py",
+        *("--instructions", "--requests", "3", "--fillers", "10", "--provider", "hashing"),
+        timeout=600,
+    )
+    (line,) = [line for line in done.stdout.splitlines() if "instructions per request" in line]
+    assert float(line.split(": ")[1].split()[0]) > 1  # millions: a recall is not free
