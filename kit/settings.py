@@ -246,6 +246,11 @@ X_FRAME_OPTIONS = "DENY"
 # Proxies in front of Kit that append to X-Forwarded-For; 0 trusts only the peer address.
 # Sign-in throttling and the client registration limit count per client address.
 KIT_PROXY_COUNT = env.int("KIT_PROXY_COUNT", default=0)
+# Each gunicorn worker's garbage collector (gunicorn.conf.py): a request leaves a few
+# hundred objects in reference cycles, and Python's default of a young collection every
+# 700 new objects spent 2% of a recall's instructions; the young generation may now grow
+# to the first number (a few MB) before it is collected. Python's own: "700,10,10".
+KIT_WEB_GC_THRESHOLDS = env.str("KIT_WEB_GC_THRESHOLDS", default="50000,20,100")
 # Content-Security-Policy (django-csp): Kit's pages load nothing from elsewhere and run no
 # inline script or style. No form-action: after consent the browser is redirected to the
 # OAuth client's own address, which form-action would block.
