@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -95,6 +96,20 @@ class OperationApi(APIView):
         if response is None:
             return super().handle_exception(exc)
         return response
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        # The view keeps its answer (``self.response``) and sits in reference cycles with
+        # the request, and DRF's answer names itself in its renderer's context, so an
+        # answer's data (a recall's notes and pairs: 540 lists and dicts) waited for the
+        # garbage collector. Once the server has sent it, both let go, and the data is
+        # freed as soon as nothing else holds it.
+        response._resource_closers.append(partial(self._answer_sent, response))
+        return response
+
+    def _answer_sent(self, response) -> None:
+        self.response = None
+        response.renderer_context = None
 
 
 # --- serving an operation --------------------------------------------------------------------
