@@ -108,7 +108,7 @@ class OperationApi(APIView):
         return response
 
     def _answer_sent(self, response) -> None:
-        self.response = None
+        vars(self).pop("response", None)
         response.renderer_context = None
 
 

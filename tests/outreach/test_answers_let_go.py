@@ -9,7 +9,6 @@ import gc
 import sys
 
 import pytest
-
 from django.core.handlers.wsgi import WSGIHandler
 from django.test import RequestFactory
 
