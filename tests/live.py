@@ -33,12 +33,13 @@ class LiveServer:
         timeout: int = 60,
         boot_seconds: float = 60,
         app: str = "kit.wsgi",
+        wrapper: tuple[str, ...] = (),
     ):
         """gunicorn of the Kit in ``checkout`` (this one by default) serving ``app`` (the WSGI
         application; ``kit.asgi`` with an ASGI worker class), ``workers`` workers
         (each given ``timeout`` seconds per request), answering ``/healthz`` within
         ``boot_seconds``. ``extra_env`` adds to this process's environment; a name given
-        None is left out."""
+        None is left out. ``wrapper`` runs gunicorn under another program (valgrind)."""
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.workers = workers
@@ -54,6 +55,7 @@ class LiveServer:
         env = {name: value for name, value in env.items() if value is not None}
         self.process = subprocess.Popen(
             [
+                *wrapper,
                 sys.executable,
                 "-m",
                 "gunicorn",

@@ -87,3 +87,15 @@ def test_the_recall_profile_counts_instructions(short_tmp):
     )
     (line,) = [line for line in done.stdout.splitlines() if "instructions per request" in line]
     assert float(line.split(": ")[1].split()[0]) > 1  # millions: a recall is not free
+
+
+@pytest.mark.skipif(not shutil.which("valgrind"), reason="counting instructions needs valgrind")
+def test_the_http_instruction_count_runs(short_tmp):
+    """``bench/http_instructions.py``: gunicorn under callgrind, one count per MCP recall."""
+    done = run_bench(
+        short_tmp, "http_instructions.py", "--requests", "3", "--fillers", "10", "--mcp",
+        timeout=900,
+    )  # fmt: skip
+    (line,) = [line for line in done.stdout.splitlines() if "instructions per request" in line]
+    assert line.startswith("3 MCP recalls over HTTP")
+    assert float(line.split(": ")[1].split()[0]) > 1
