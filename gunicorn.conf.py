@@ -16,8 +16,7 @@ Each worker freezes what loading the application made (``gc.freeze``): those obj
 as long as the worker, and out of the collector's reach they stop making full collections
 cost up to a hundred milliseconds (a comparison page's p99 went from 121 to 30 ms in
 ``bench/integrity_bench.py``). Then it sets its collector's thresholds
-(``KIT_WEB_GC_THRESHOLDS``, 50,000 new objects before a young collection where Python
-collects every 700: 1.8% fewer instructions per recall over 600 recalls).
+(``KIT_WEB_GC_THRESHOLDS``, Python's by default: higher ones trade memory for CPU).
 
 The model once per machine (``preload_app``, on unless ``KIT_GUNICORN_PRELOAD=false``): the
 master loads the application, checks the embedding model's files against their hashes and
@@ -151,22 +150,6 @@ def post_worker_init(worker):
         # errors): serve pages and store notes pending; the system check says what is wrong.
         worker.log.error("the embedding provider could not be loaded: %s", error)
     gc.freeze()
-    gc.set_threshold(*gc_thresholds())
-
-
-def gc_thresholds() -> tuple[int, int, int]:
-    """``KIT_WEB_GC_THRESHOLDS``: three whole numbers for ``gc.set_threshold``."""
     from django.conf import settings
-    from django.core.exceptions import ImproperlyConfigured
 
-    given = settings.KIT_WEB_GC_THRESHOLDS
-    try:
-        numbers = tuple(int(part) for part in given.split(","))
-    except ValueError:
-        numbers = ()
-    if len(numbers) != 3 or min(numbers) < 0:
-        raise ImproperlyConfigured(
-            f"KIT_WEB_GC_THRESHOLDS is {given!r}: give three whole numbers of 0 or more, "
-            "as gc.set_threshold takes them (Kit's default 50000,20,100; Python's 700,10,10)"
-        )
-    return numbers  # type: ignore[return-value]
+    gc.set_threshold(*settings.KIT_WEB_GC_THRESHOLDS)

@@ -185,26 +185,33 @@ _A_VIEWS_POLICY = tuple(
 )
 #: A template that asks for a nonce once the header is written gets django-csp's error.
 _NO_NONCE_AFTER_THE_HEADER = CheckableLazyObject(CSPMiddleware._csp_nonce_post_response)
-_built: list[tuple[str, str, str, tuple[str, ...]]] = []
+_Policies = tuple[tuple[str, str, str, tuple[str, ...]], ...]
+_built: _Policies = ()
 
 
-def _settings_policies() -> list[tuple[str, str, str, tuple[str, ...]]]:
+def _settings_policies() -> _Policies:
     """For each header, enforced then report-only: its name, the attribute that exempts an
-    answer, the policy of the settings, and the paths it is not sent on."""
-    if not _built:
+    answer, the policy of the settings, and the paths it is not sent on. Built whole, then
+    kept in one assignment: a thread never sees half of it."""
+    global _built
+    built = _built
+    if not built:
+        made = []
         for header, exempt, setting, report_only in (
             (HEADER, "_csp_exempt", "CONTENT_SECURITY_POLICY", False),
             (HEADER_REPORT_ONLY, "_csp_exempt_ro", "CONTENT_SECURITY_POLICY_REPORT_ONLY", True),
         ):
             excluded = (getattr(settings, setting, None) or {}).get("EXCLUDE_URL_PREFIXES")
             policy = build_policy(report_only=report_only)
-            _built.append((header, exempt, policy, tuple(excluded or ())))
-    return _built
+            made.append((header, exempt, policy, tuple(excluded or ())))
+        built = _built = tuple(made)
+    return built
 
 
 def _forget_policies(*, setting, **_) -> None:
+    global _built
     if setting.startswith("CONTENT_SECURITY_POLICY"):
-        _built.clear()
+        _built = ()
 
 
 setting_changed.connect(_forget_policies, dispatch_uid="kit-csp-policies")

@@ -1,6 +1,7 @@
 """Each gunicorn worker sets its garbage collector's thresholds from
 ``KIT_WEB_GC_THRESHOLDS`` once it has loaded the application (``gunicorn.conf.py``), and a
-value that is not three whole numbers stops it with the setting named."""
+value that is not three whole numbers of 1 or more (0 would turn collection off) stops it
+with the setting named: when the settings load, before the worker serves."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def start_a_worker(thresholds: str | None) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize(
     ("given", "set_to"),
-    [(None, "(50000, 20, 100)"), ("700,10,10", "(700, 10, 10)"), (" 0, 5,5 ", "(0, 5, 5)")],
+    [(None, "(700, 10, 10)"), ("50000,20,100", "(50000, 20, 100)"), (" 1, 5,5 ", "(1, 5, 5)")],
 )
 def test_a_worker_sets_the_thresholds_after_it_freezes_what_it_loaded(given, set_to):
     done = start_a_worker(given)
@@ -52,9 +53,11 @@ def test_a_worker_sets_the_thresholds_after_it_freezes_what_it_loaded(given, set
     assert done.stdout.strip().splitlines()[-1] == f"{set_to} True"
 
 
-@pytest.mark.parametrize("given", ["50000", "fifty,20,100", "50000,20,-1", "1,2,3,4", ""])
+@pytest.mark.parametrize(
+    "given", ["50000", "fifty,20,100", "50000,20,-1", "0,10,10", "1,2,3,4", ""]
+)
 def test_thresholds_that_are_not_three_whole_numbers_stop_the_worker(given):
     done = start_a_worker(given)
     assert done.returncode != 0
     assert "KIT_WEB_GC_THRESHOLDS is" in done.stderr
-    assert "three whole numbers of 0 or more" in done.stderr
+    assert "three whole numbers of 1 or more" in done.stderr
