@@ -16,6 +16,7 @@ import environ
 from kit.db import embedded_database
 from kit.devkeys import development_secret
 from kit.http import REQUEST_LINE_MAX_BYTES
+from kit.workers import gc_thresholds
 from outreach import scopes
 from prospect_memory.core.crypto import generate_key
 
@@ -246,23 +247,8 @@ X_FRAME_OPTIONS = "DENY"
 # Proxies in front of Kit that append to X-Forwarded-For; 0 trusts only the peer address.
 # Sign-in throttling and the client registration limit count per client address.
 KIT_PROXY_COUNT = env.int("KIT_PROXY_COUNT", default=0)
-# Each gunicorn worker's garbage-collector thresholds (gunicorn.conf.py), Python's own by
-# default. A request's objects wait in reference cycles for a collection, its body with
-# them, so a higher first number trades memory for CPU: at 50000,20,100 a recall spends
-# 1.8% fewer instructions, and 400 requests of 1 MB kept about 1.1 GB more at their peak
-# (docs/operations.md, "What a web worker keeps between requests").
-_GC_THRESHOLDS = env.str("KIT_WEB_GC_THRESHOLDS", default="700,10,10")
-try:
-    KIT_WEB_GC_THRESHOLDS = tuple(int(part) for part in _GC_THRESHOLDS.split(","))
-except ValueError:
-    KIT_WEB_GC_THRESHOLDS = ()
-if len(KIT_WEB_GC_THRESHOLDS) != 3 or min(KIT_WEB_GC_THRESHOLDS) < 1:
-    from django.core.exceptions import ImproperlyConfigured
-
-    raise ImproperlyConfigured(
-        f"KIT_WEB_GC_THRESHOLDS is {_GC_THRESHOLDS!r}: give three whole numbers of 1 or more, "
-        "as gc.set_threshold takes them (Python's and Kit's default: 700,10,10)"
-    )
+# Each gunicorn worker's garbage-collector thresholds: memory against CPU (kit/workers.py).
+KIT_WEB_GC_THRESHOLDS = gc_thresholds(env.str("KIT_WEB_GC_THRESHOLDS", default=None))
 # Content-Security-Policy (django-csp): Kit's pages load nothing from elsewhere and run no
 # inline script or style. No form-action: after consent the browser is redirected to the
 # OAuth client's own address, which form-action would block.

@@ -45,7 +45,12 @@ def start_a_worker(thresholds: str | None) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize(
     ("given", "set_to"),
-    [(None, "(700, 10, 10)"), ("50000,20,100", "(50000, 20, 100)"), (" 1, 5,5 ", "(1, 5, 5)")],
+    [
+        (None, "(700, 10, 10)"),
+        ("", "(700, 10, 10)"),  # empty: as if not set
+        ("50000,20,100", "(50000, 20, 100)"),
+        (" 1, 5,5 ", "(1, 5, 5)"),
+    ],
 )
 def test_a_worker_sets_the_thresholds_after_it_freezes_what_it_loaded(given, set_to):
     done = start_a_worker(given)
@@ -54,7 +59,7 @@ def test_a_worker_sets_the_thresholds_after_it_freezes_what_it_loaded(given, set
 
 
 @pytest.mark.parametrize(
-    "given", ["50000", "fifty,20,100", "50000,20,-1", "0,10,10", "1,2,3,4", ""]
+    "given", ["50000", "fifty,20,100", "50000,20,-1", "0,10,10", "1,2,3,4", ","]
 )
 def test_thresholds_that_are_not_three_whole_numbers_stop_the_worker(given):
     done = start_a_worker(given)
