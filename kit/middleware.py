@@ -154,8 +154,8 @@ class ContentSecurityPolicyMiddleware(CSPMiddleware):
     """django-csp's middleware, with the policy of the settings built once.
 
     django-csp builds both headers from settings on every answer (a dataclass copied and
-    every directive joined, twice): 3.6% of a REST recall's instructions in the web
-    process, counted by callgrind. Kit's policy is its settings' alone unless a view
+    every directive joined, twice): this subclass saved 3.05% of a REST recall's
+    instructions in the web process (callgrind). Kit's policy is its settings' alone unless a view
     changes it (django-csp's decorators) or a template asks for a nonce; such an answer
     is built by django-csp itself, and every other gets the headers it would have built.
     """
