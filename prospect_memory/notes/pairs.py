@@ -3,78 +3,101 @@
 The pairs are the notes among a company's newest (``OVERLAP_PAIR_WINDOW``) whose vectors
 of the current model lie within its overlap distance. Computing them compares every two
 notes of the window (190 distances for 20 notes): half of what a recall asked of the
-database. So the statement first states the window as a digest: the model, the threshold,
-and each note's id, row version (``xmin`` and ``ctid``, which any update of the row
-changes, within one transaction too: a vector made, remade or cleared, a status, a flag)
-and whether it has a vector of the model. It compares that with the digest of the pairs
-this process last computed for the company, and compares vectors only when the two
-differ: a recall after any change to the window, made in any process, computes the
-pairs again in the same round trip.
+database. So a process keeps, for each company it recalled, the pairs it computed and the
+version of each note they were computed from: its id, row version (``xmin`` and
+``ctid``, which any update of the row changes, within one transaction too: a vector made,
+remade or cleared, a status, a flag), given only to a note with a vector of the model.
+The statement is sent those versions. When the window's are the same, it compares
+nothing; when they differ (a change made in any process), it compares only the pairs
+with a note whose version it was not sent (one note's 19 after a save, every pair for a
+process that kept nothing) and answers with the window's versions, from which the kept
+pairs still true are taken: both notes still in the window, unchanged.
 
 What a process keeps is keyed by account, company, model, threshold and window (a hit
-needs the same account's same rows), bounded (``OVERLAP_PAIRS_KEPT``, the least recently
-used dropped first, one account holding at most half), and only where there was
-something to compare (two notes with vectors or more). It holds ids and distances, never
-a note's text; what an erasure removed stays here, unreachable, until it is dropped.
+needs the same account's same rows: versions name note ids; the model and threshold are
+checked again on use), bounded (``OVERLAP_PAIRS_KEPT``, the least recently used dropped
+first, one account holding at most half), and only where there was something to compare
+(two notes with vectors or more). It holds ids, versions and distances, never a note's
+text; what an erasure removed stays here, unreachable, until it is dropped.
 """
 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from functools import cache
+from operator import itemgetter
 
+from prospect_memory.core.embeddings import get_provider
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.models import Dossier, Note
 from prospect_memory.notes.rules import ACTIVE_IN_DOSSIER, IN_ITS_DOSSIER, NEWEST_FIRST
 
 Key = tuple[int, str, str, float, int]
-Pairs = list[tuple[str, str, float]]
+# Two note ids, ordered as UUIDs, their distance, and that distance as the answer gives it.
+Pair = tuple[str, str, float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """The pairs of one company's window as this process last computed them."""
+
+    model: str
+    threshold: float
+    versions: str  # the window's, as the statement joins them (``%(known)s``)
+    pairs: list[Pair]  # nearest first
 
 
 @cache
 def pairs_statement() -> str:
-    """The window's digest, whether it is ``%(known)s``, how many of its notes have a
-    vector of the model, and, unless the digest is the known one, the pairs: every row
-    carries the first three; without pairs there is one row with none.
+    """Whether the window's versions are ``%(known)s``, and, unless they are, the pairs
+    not yet known (those with a note whose version is not in it; every pair when it is
+    NULL) and the window's versions, on the first row. Every row says whether they were
+    known; without pairs there is one row with none.
 
     Only one model's vectors are compared: a note whose vector is not ready, or of another
-    model, is in the window but has no vector here (vectors are read only when the pairs
-    are computed). Each distance is computed once (the subquery is kept whole by its
-    OFFSET), compared, ordered by (then the ids as UUIDs: named through the subquery, not
-    the output's text columns), and rounded to the answer's 4 decimals here, where it
-    costs least. A known digest skips the comparison whole (a one-time filter).
+    model, is in the window but has no version here. Vectors are read only when the window
+    changed (a one-time filter), from where the window found their rows (``ctid``: no
+    index to descend, the same row versions in the statement's snapshot), each distance
+    computed once (the subquery is kept whole by its OFFSET), compared, ordered by (then
+    the ids as UUIDs: named through the subquery, not the output's text columns), and
+    given rounded to the answer's 4 decimals too, where it costs least.
     """
     note, dossier = Note._meta.db_table, Dossier._meta.db_table
     return f"""
     WITH recent AS MATERIALIZED (
-        SELECT n.id, n.xmin, n.ctid,
-               n.embedding_status = %(ready)s AND n.embedding_model = %(model)s AS comparable
+        SELECT n.id, n.ctid,
+               CASE WHEN n.embedding_status = %(ready)s AND n.embedding_model = %(model)s
+                    THEN n.id::text || ':' || n.xmin::text || n.ctid::text END AS version
           FROM {note} n
           JOIN {dossier} d ON {IN_ITS_DOSSIER}
          WHERE {ACTIVE_IN_DOSSIER}
          ORDER BY {NEWEST_FIRST}
          LIMIT %(window)s
-    ), digest AS MATERIALIZED (
-        SELECT sha256(convert_to(concat_ws(' ', %(model)s::text, %(threshold)s::text,
-                   string_agg(id::text || ':' || xmin::text || ctid::text
-                              || CASE WHEN comparable THEN '+' ELSE '-' END,
-                              ',' ORDER BY id)), 'UTF8')) AS value,
-               count(*) FILTER (WHERE comparable) AS comparable
+    ), window_versions AS MATERIALIZED (
+        SELECT string_agg(version, ' ' ORDER BY version) AS versions,
+               (string_agg(version, ' ' ORDER BY version) = %(known)s::text) IS TRUE AS same
           FROM recent
     ), vectors AS MATERIALIZED (
-        SELECT n.id, n.embedding
-          FROM {note} n
-         WHERE n.account_id = %(account)s
-           AND n.id IN (SELECT id FROM recent WHERE comparable)
+        SELECT n.id, n.embedding,
+               COALESCE(strpos(' ' || %(known)s::text || ' ', ' ' || r.version || ' ') > 0,
+                        false) AS known
+          FROM recent r
+          JOIN {note} n ON n.ctid = r.ctid
+         WHERE n.account_id = %(account)s AND r.version IS NOT NULL
+           AND NOT (SELECT same FROM window_versions)
     )
-    SELECT digest.value, (digest.value = %(known)s::bytea) IS TRUE, digest.comparable,
-           pair.a::text, pair.b::text, round(pair.distance * 10000) / 10000
-      FROM digest
+    SELECT CASE WHEN NOT w.same
+                 AND row_number() OVER (ORDER BY pair.distance, pair.a, pair.b) = 1
+                THEN w.versions END,
+           w.same, pair.a::text, pair.b::text, pair.distance,
+           round(pair.distance * 10000) / 10000
+      FROM window_versions w
       LEFT JOIN (
           SELECT compared.a, compared.b, compared.distance
             FROM (SELECT a.id AS a, b.id AS b, a.embedding <=> b.embedding AS distance
                     FROM vectors a JOIN vectors b ON a.id < b.id
-                   WHERE (SELECT value FROM digest) IS DISTINCT FROM %(known)s::bytea
+                   WHERE NOT (a.known AND b.known)
                   OFFSET 0) compared
            WHERE compared.distance <= %(threshold)s
       ) pair ON true
@@ -87,32 +110,58 @@ def key_for(*, account_id: int, domain: str, model: str, threshold: float, windo
     return (account_id, domain, model, threshold, window)
 
 
-_kept: dict[Key, tuple[bytes, Pairs]] = {}
+def company_key(account_id: int, domain: str) -> Key:
+    """:func:`key_for` a company under the provider's model and threshold and the window
+    of the settings, as recall keeps its pairs."""
+    provider = get_provider()
+    return key_for(
+        account_id=account_id,
+        domain=domain,
+        model=provider.model,
+        threshold=provider.overlap_distance,
+        window=notes_settings.OVERLAP_PAIR_WINDOW,
+    )
+
+
+# As the statement orders them: UUIDs in their text form sort as they do in PostgreSQL.
+_NEAREST_FIRST = itemgetter(2, 0, 1)
+_kept: dict[Key, Kept] = {}
 _lock = threading.Lock()
 
 
-def kept_for(key: Key) -> tuple[bytes, Pairs] | None:
-    """The digest and pairs this process last computed for ``key``'s window, if any."""
+def kept_for(key: Key) -> Kept | None:
+    """What this process last computed for ``key``'s window, if anything."""
     return _kept.get(key)
 
 
-def answer_and_keep(key: Key, kept: tuple[bytes, Pairs] | None, rows: list[tuple]) -> list[dict]:
-    """The answer's pairs from the rows of :func:`pairs_statement` sent with ``kept``'s
-    digest: those kept when the window is the same, else those just computed, which are
-    kept in their place."""
-    digest, same, comparable = rows[0][0], rows[0][1], rows[0][2]
-    if same and kept is not None:
-        pairs = kept[1]
+def known_versions(key: Key, kept: Kept | None) -> str | None:
+    """The versions to send with :func:`pairs_statement` (``%(known)s``): those whose
+    pairs ``kept`` holds, if it was computed under the key's model and threshold."""
+    if kept is None or (kept.model, kept.threshold) != key[2:4]:
+        return None
+    return kept.versions
+
+
+def answer_and_keep(key: Key, kept: Kept | None, rows: list[tuple]) -> list[dict]:
+    """The answer's pairs from the rows of :func:`pairs_statement` sent with
+    :func:`known_versions` of ``kept``: those kept when the window is the same; else the
+    kept pairs still true (both notes in the window, unchanged) with those just computed,
+    which are kept in their place."""
+    if known_versions(key, kept) is None:
+        kept = None
+    if rows[0][1] and kept is not None:
+        pairs = kept.pairs
         _touch(key)
     else:
-        ids: dict[str, str] = {}  # each id kept once, however many pairs name it
-        pairs = [
-            (ids.setdefault(a, a), ids.setdefault(b, b), distance)
-            for _, _, _, a, b, distance in rows
-            if a is not None
-        ]
-        _keep(key, digest, pairs, worth_keeping=comparable >= 2)
-    return [{"note_ids": [a, b], "distance": distance} for a, b, distance in pairs]
+        versions = next((row[0] for row in rows if row[0] is not None), "")
+        pairs = [(a, b, distance, shown) for _, _, a, b, distance, shown in rows if a is not None]
+        if kept is not None:
+            same_versions = set(versions.split()).intersection(kept.versions.split())
+            unchanged = {version.partition(":")[0] for version in same_versions}
+            pairs += [pair for pair in kept.pairs if pair[0] in unchanged and pair[1] in unchanged]
+            pairs.sort(key=_NEAREST_FIRST)
+        _keep(key, Kept(key[2], key[3], versions, pairs), worth_keeping=versions.count(" ") >= 1)
+    return [{"note_ids": [a, b], "distance": shown} for a, b, _, shown in pairs]
 
 
 def _touch(key: Key) -> None:
@@ -122,7 +171,7 @@ def _touch(key: Key) -> None:
             _kept[key] = entry  # the most recently used last
 
 
-def _keep(key: Key, digest: bytes, pairs: Pairs, *, worth_keeping: bool) -> None:
+def _keep(key: Key, kept: Kept, *, worth_keeping: bool) -> None:
     limit = notes_settings.OVERLAP_PAIRS_KEPT
     with _lock:
         _kept.pop(key, None)
@@ -135,7 +184,21 @@ def _keep(key: Key, digest: bytes, pairs: Pairs, *, worth_keeping: bool) -> None
             del _kept[own[0]]
         while len(_kept) >= limit:
             del _kept[next(iter(_kept))]  # the least recently used
-        _kept[key] = (digest, pairs)
+        _kept[key] = kept
+
+
+def forget_note(key: Key, note_id: str) -> None:
+    """Keep nothing of one note of ``key``'s window: the next recall computes its pairs
+    against the others, as after a change to it (tests, benchmarks)."""
+    with _lock:
+        kept = _kept.get(key)
+        if kept is not None:
+            _kept[key] = Kept(
+                kept.model,
+                kept.threshold,
+                " ".join(v for v in kept.versions.split() if v.partition(":")[0] != note_id),
+                [pair for pair in kept.pairs if note_id not in pair[:2]],
+            )
 
 
 def forget(key: Key | None = None) -> None:

@@ -20,7 +20,6 @@ from outreach.renderers import dumps
 from outreach.selectors import relationship_from_row, relationship_query
 from pgstatements import literal, reads_elsewhere, run, run_one, vector_param
 from prospect_memory.core.crypto import keyring, row_binding, unseal, unseal_bound
-from prospect_memory.core.embeddings import get_provider
 from prospect_memory.core.embeddings.budget import embed_within_budget
 from prospect_memory.core.embeddings.vectors import distance_to
 from prospect_memory.core.ids import uuid_or_none
@@ -376,26 +375,19 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
     require_outreach(actor)
     resolved = resolve_domain(domain)
     account = actor.account
-    provider = get_provider()
     relationship_sql, params = relationship_query(
         account=account, domain=resolved.domain, address=resolved.address
     )
-    window, threshold = notes_settings.OVERLAP_PAIR_WINDOW, provider.overlap_distance
-    pairs_key = pairs.key_for(
-        account_id=account.pk,
-        domain=resolved.domain,
-        model=provider.model,
-        threshold=threshold,
-        window=window,
-    )
+    pairs_key = pairs.company_key(account.pk, resolved.domain)
+    _, _, model, threshold, window = pairs_key
     kept = pairs.kept_for(pairs_key)
     params.update(
         active=Note.Status.ACTIVE,
         ready=EmbeddedModel.EmbeddingStatus.READY,
         window=window,
-        model=provider.model,
+        model=model,
         threshold=threshold,
-        known=kept[0] if kept else None,
+        known=pairs.known_versions(pairs_key, kept),
     )
     notes_sql, pairs_sql = _recall_notes_statement(), pairs.pairs_statement()
     if reads_elsewhere():

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
         (
             "memory_bench.py",
             ["--sizes", "600", "--iterations", "3", "--business-entries", "50"],
-            "scrape's database figures",
+            "first recall after a change",
         ),
         ("profile_recall.py", ["--requests", "5", "--fillers", "10"], "Recorded"),
         (

@@ -11,7 +11,6 @@ from django.db import connection
 from pgstatements import run
 from prospect_memory.core.embeddings import get_provider
 from prospect_memory.notes import pairs
-from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.models import Note
 from prospect_memory.notes.selectors import dossier_recall
 from prospect_memory.notes.services.notes import note_delete
@@ -46,14 +45,7 @@ def held_by_account() -> Counter:
 
 
 def key_of(actor, domain="acme.dev"):
-    provider = get_provider()
-    return pairs.key_for(
-        account_id=actor.account.pk,
-        domain=domain,
-        model=provider.model,
-        threshold=provider.overlap_distance,
-        window=notes_settings.OVERLAP_PAIR_WINDOW,
-    )
+    return pairs.company_key(actor.account.pk, domain)
 
 
 def test_a_second_recall_of_the_same_window_reuses_the_pairs(admin_actor):
@@ -67,26 +59,80 @@ def test_a_second_recall_of_the_same_window_reuses_the_pairs(admin_actor):
     assert pairs.kept_for(key_of(admin_actor)) is kept  # reused, not computed again
 
 
-def test_the_statement_compares_nothing_when_the_window_is_the_known_one(admin_actor):
-    for _ in range(3):
-        save_note(admin_actor, body=BODY)
-    pairs_of(admin_actor)
-    digest, _ = pairs.kept_for(key_of(admin_actor))
+def statement_params(actor, known):
     provider = get_provider()
-    params = {
-        "account": admin_actor.account.pk,
+    return {
+        "account": actor.account.pk,
         "domain": "acme.dev",
         "active": Note.Status.ACTIVE,
         "ready": "ready",
         "model": provider.model,
         "window": 20,
         "threshold": provider.overlap_distance,
+        "known": known,
     }
-    (known,) = run((pairs.pairs_statement(), {**params, "known": digest}))
-    assert known == [(digest, True, 3, None, None, None)]
-    (fresh,) = run((pairs.pairs_statement(), {**params, "known": None}))
+
+
+def test_the_statement_compares_nothing_when_the_window_is_the_known_one(admin_actor):
+    for _ in range(3):
+        save_note(admin_actor, body=BODY)
+    pairs_of(admin_actor)
+    known = pairs.kept_for(key_of(admin_actor)).versions
+    (rows,) = run((pairs.pairs_statement(), statement_params(admin_actor, known)))
+    assert rows == [(None, True, None, None, None, None)]
+    (fresh,) = run((pairs.pairs_statement(), statement_params(admin_actor, None)))
     assert len(fresh) == 3
-    assert {row[:3] for row in fresh} == {(digest, False, 3)}
+    assert fresh[0][:2] == (known, False)
+    assert [row[:2] for row in fresh[1:]] == [(None, False), (None, False)]
+
+
+def test_after_a_save_only_the_new_notes_pairs_are_compared(admin_actor):
+    for _ in range(3):
+        save_note(admin_actor, body=BODY)
+    save_note(admin_actor, body="Acme runs its billing on Django and PostgreSQL.")
+    pairs_of(admin_actor)
+    known = pairs.kept_for(key_of(admin_actor)).versions
+    new = str(save_note(admin_actor, body=BODY).note.id)
+    (rows,) = run((pairs.pairs_statement(), statement_params(admin_actor, known)))
+    assert len(rows) == 3  # the new note against the three it overlaps, no other pair
+    assert all(new in (row[2], row[3]) for row in rows)
+    assert len(rows[0][0].split()) == 5  # the window's five versions
+    assert pairs_of(admin_actor) == computed(admin_actor)
+    assert len(pairs_of(admin_actor)) == 6
+
+
+def test_a_known_version_is_matched_whole_never_as_part_of_another(admin_actor):
+    a = save_note(admin_actor, body=BODY).note
+    save_note(admin_actor, body=BODY)
+    pairs_of(admin_actor)
+    kept = pairs.kept_for(key_of(admin_actor))
+    # A version that only begins like one of the window's is not known: both pairs'
+    # distances are computed again.
+    mine = next(v for v in kept.versions.split() if v.startswith(str(a.id)))
+    other = next(v for v in kept.versions.split() if v != mine)
+    (rows,) = run((pairs.pairs_statement(), statement_params(admin_actor, f"{mine}0 {other}")))
+    assert len(rows) == 1
+    assert rows[0][2] is not None
+
+
+def test_kept_pairs_merge_with_new_ones_in_the_order_computed_afresh(admin_actor, limits):
+    limits(OVERLAP_PAIR_WINDOW=4)
+    bodies = [
+        BODY,
+        "Acme raised a Series B of 40M, led by Example Ventures, to hire.",
+        "Acme closed a 40M Series B round; Example Ventures led it.",
+        "Acme runs its billing on Django and PostgreSQL.",
+        "Acme's billing runs on Django with a PostgreSQL database.",
+        BODY,
+    ]
+    counts = []
+    for day, body in enumerate(bodies, start=1):
+        save_note(admin_actor, body=body, observed_at=f"2026-01-{day:02d}")
+        merged = dossier_recall(actor=admin_actor, domain="acme.dev").overlap_pairs
+        pairs.forget()
+        assert merged == dossier_recall(actor=admin_actor, domain="acme.dev").overlap_pairs
+        counts.append(len(merged))
+    assert counts == [0, 1, 2, 2, 1, 2]  # the last from one kept pair and one new
 
 
 def test_pairs_are_computed_again_after_every_change_to_the_window(admin_actor):
