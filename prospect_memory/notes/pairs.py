@@ -40,12 +40,25 @@ Pair = tuple[str, str, float, float]
 
 @dataclass(frozen=True, slots=True)
 class Kept:
-    """The pairs of one company's window as this process last computed them."""
+    """The pairs of one company's window as this process last computed them: as a recall
+    gives them, made once (read, never changed), and each one's distance unrounded."""
 
     model: str
     threshold: float
     versions: str  # the window's, as the statement joins them (``%(known)s``)
-    pairs: list[Pair]  # nearest first
+    answer: list[dict]  # nearest first
+    distances: list[float]
+
+    @classmethod
+    def of(cls, model: str, threshold: float, versions: str, pairs: list[Pair]) -> Kept:
+        answer = [{"note_ids": [a, b], "distance": shown} for a, b, _, shown in pairs]
+        return cls(model, threshold, versions, answer, [pair[2] for pair in pairs])
+
+    def pairs(self) -> list[Pair]:
+        return [
+            (*pair["note_ids"], distance, pair["distance"])
+            for pair, distance in zip(self.answer, self.distances, strict=True)
+        ]
 
 
 @cache
@@ -150,18 +163,18 @@ def answer_and_keep(key: Key, kept: Kept | None, rows: list[tuple]) -> list[dict
     if known_versions(key, kept) is None:
         kept = None
     if rows[0][1] and kept is not None:
-        pairs = kept.pairs
         _touch(key)
-    else:
-        versions = next((row[0] for row in rows if row[0] is not None), "")
-        pairs = [(a, b, distance, shown) for _, _, a, b, distance, shown in rows if a is not None]
-        if kept is not None:
-            same_versions = set(versions.split()).intersection(kept.versions.split())
-            unchanged = {version.partition(":")[0] for version in same_versions}
-            pairs += [pair for pair in kept.pairs if pair[0] in unchanged and pair[1] in unchanged]
-            pairs.sort(key=_NEAREST_FIRST)
-        _keep(key, Kept(key[2], key[3], versions, pairs), worth_keeping=versions.count(" ") >= 1)
-    return [{"note_ids": [a, b], "distance": shown} for a, b, _, shown in pairs]
+        return list(kept.answer)
+    versions = next((row[0] for row in rows if row[0] is not None), "")
+    pairs = [(a, b, distance, shown) for _, _, a, b, distance, shown in rows if a is not None]
+    if kept is not None:
+        same_versions = set(versions.split()).intersection(kept.versions.split())
+        unchanged = {version.partition(":")[0] for version in same_versions}
+        pairs += [pair for pair in kept.pairs() if pair[0] in unchanged and pair[1] in unchanged]
+        pairs.sort(key=_NEAREST_FIRST)
+    computed = Kept.of(key[2], key[3], versions, pairs)
+    _keep(key, computed, worth_keeping=versions.count(" ") >= 1)
+    return list(computed.answer)
 
 
 def _touch(key: Key) -> None:
@@ -193,11 +206,14 @@ def forget_note(key: Key, note_id: str) -> None:
     with _lock:
         kept = _kept.get(key)
         if kept is not None:
+            # Its pairs stay, unused: a kept pair counts only with both notes' versions.
+            versions = kept.versions.split()
             _kept[key] = Kept(
                 kept.model,
                 kept.threshold,
-                " ".join(v for v in kept.versions.split() if v.partition(":")[0] != note_id),
-                [pair for pair in kept.pairs if note_id not in pair[:2]],
+                " ".join(v for v in versions if v.partition(":")[0] != note_id),
+                kept.answer,
+                kept.distances,
             )
 
 

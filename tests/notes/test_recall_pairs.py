@@ -314,3 +314,14 @@ def test_recalls_in_threads_share_what_is_kept_and_answer_right(admin_actor, lim
     assert failures == []
     assert len(pairs._kept) <= 3  # this account's half of the places
     assert held_by_account() == {admin_actor.account.pk: len(pairs._kept)}
+
+
+def test_what_a_recall_does_with_its_pairs_leaves_the_kept_ones_alone(admin_actor):
+    for _ in range(3):
+        save_note(admin_actor, body=BODY)
+    first = dossier_recall(actor=admin_actor, domain="acme.dev").overlap_pairs
+    expected = [dict(pair) for pair in first]
+    first.clear()  # the list is the caller's: a payload cap, a filter
+    again = dossier_recall(actor=admin_actor, domain="acme.dev").overlap_pairs
+    assert again == expected
+    assert again is not dossier_recall(actor=admin_actor, domain="acme.dev").overlap_pairs
