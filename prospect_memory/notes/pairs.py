@@ -6,7 +6,9 @@ notes of the window (190 distances for 20 notes): half of what a recall asked of
 database. So a process keeps, for each company it recalled, the pairs it computed and the
 version of each note they were computed from: its id, row version (``xmin`` and
 ``ctid``, which any update of the row changes, within one transaction too: a vector made,
-remade or cleared, a status, a flag), given only to a note with a vector of the model.
+remade or cleared, a status, a flag) and the table's file (which ``VACUUM FULL`` and
+``CLUSTER``, which keep ``xmin`` but renumber ``ctid``, change), given only to a note
+with a vector of the model.
 The statement is sent those versions. When the window's are the same, it compares
 nothing; when they differ (a change made in any process), it compares only the pairs
 with a note whose version it was not sent (one note's 19 after a save, every pair for a
@@ -18,7 +20,9 @@ needs the same account's same rows: versions name note ids; the model and thresh
 checked again on use), bounded (``OVERLAP_PAIRS_KEPT``, the least recently used dropped
 first, one account holding at most half), and only where there was something to compare
 (two notes with vectors or more). It holds ids, versions and distances, never a note's
-text; what an erasure removed stays here, unreachable, until it is dropped.
+text; what an erasure removed stays here, unreachable, until it is dropped. A kept pair
+is served until one of its two notes changes: after a history that forked (a failover to
+a standby that lost commits, a point-in-time restore), restart the web processes.
 """
 
 from __future__ import annotations
@@ -81,7 +85,9 @@ def pairs_statement() -> str:
     WITH recent AS MATERIALIZED (
         SELECT n.id, n.ctid,
                CASE WHEN n.embedding_status = %(ready)s AND n.embedding_model = %(model)s
-                    THEN n.id::text || ':' || n.xmin::text || n.ctid::text END AS version
+                    THEN n.id::text || ':' || n.xmin::text || n.ctid::text || '@'
+                         || (SELECT pg_relation_filenode('{note}'::regclass))::text
+                    END AS version
           FROM {note} n
           JOIN {dossier} d ON {IN_ITS_DOSSIER}
          WHERE {ACTIVE_IN_DOSSIER}
@@ -166,7 +172,12 @@ def answer_and_keep(key: Key, kept: Kept | None, rows: list[tuple]) -> list[dict
         _touch(key)
         return list(kept.answer)
     versions = next((row[0] for row in rows if row[0] is not None), "")
-    pairs = [(a, b, distance, shown) for _, _, a, b, distance, shown in rows if a is not None]
+    ids: dict[str, str] = {}  # each id kept once, however many pairs name it
+    pairs = [
+        (ids.setdefault(a, a), ids.setdefault(b, b), distance, shown)
+        for _, _, a, b, distance, shown in rows
+        if a is not None
+    ]
     if kept is not None:
         same_versions = set(versions.split()).intersection(kept.versions.split())
         unchanged = {version.partition(":")[0] for version in same_versions}

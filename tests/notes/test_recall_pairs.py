@@ -2,11 +2,12 @@
 company's window of newest notes is the same, computed again after any change made
 anywhere, never another account's, bounded."""
 
+import math
 import threading
 from collections import Counter
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from pgstatements import run
 from prospect_memory.core.embeddings import get_provider
@@ -154,7 +155,7 @@ def test_pairs_are_computed_again_after_every_change_to_the_window(admin_actor):
     assert set(pairs_of(admin_actor)) == {frozenset((a, b))}
 
     # A vector rewritten in place under the same model (as two embedders racing could)
-    # changes the row's version, and with it the digest.
+    # changes the row's version, and with it the note's known pairs.
     Note.objects.filter(id=c).update(embedding_model=get_provider().model)
     assert len(pairs_of(admin_actor)) == 3
     Note.objects.filter(id=c).update(embedding=[1.0] + [0.0] * (get_provider().dimensions - 1))
@@ -187,7 +188,7 @@ def test_other_accounts_pairs_are_never_reused_even_when_kept_under_their_key(
     theirs = {str(save_note(rival_actor, body=BODY).note.id) for _ in range(2)}
     assert set(pairs_of(admin_actor)) == {frozenset(ours)}
     # Even what this process kept for one account, put under the other's key, is not
-    # served: the digest is of the other account's own window.
+    # served: the versions name the other account's notes, none in this window.
     pairs._kept[key_of(rival_actor)] = pairs.kept_for(key_of(admin_actor))
     assert set(pairs_of(rival_actor)) == {frozenset(theirs)}
     assert set(pairs_of(admin_actor)) == {frozenset(ours)}
@@ -221,8 +222,8 @@ def test_a_new_threshold_computes_the_pairs_again(admin_actor, settings):
     save_note(admin_actor, body="Acme runs its billing on Django and PostgreSQL.")
     before = pairs_of(admin_actor)
     assert len(before) == 1
-    # The key changes with the threshold; even under the old key, the digest would not
-    # match, for it names the threshold.
+    # The key changes with the threshold; even under the old key, what was kept is not
+    # used, for it names the threshold it was computed under.
     old_key = key_of(admin_actor)
     settings.PROSPECT_MEMORY = {
         **settings.PROSPECT_MEMORY,
@@ -325,3 +326,46 @@ def test_what_a_recall_does_with_its_pairs_leaves_the_kept_ones_alone(admin_acto
     again = dossier_recall(actor=admin_actor, domain="acme.dev").overlap_pairs
     assert again == expected
     assert again is not dossier_recall(actor=admin_actor, domain="acme.dev").overlap_pairs
+
+
+def _unit(degrees: float) -> list[float]:
+    vector = [0.0] * get_provider().dimensions
+    vector[0], vector[1] = math.cos(math.radians(degrees)), math.sin(math.radians(degrees))
+    return vector
+
+
+def _row_place(note_id) -> tuple[str, str]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT xmin::text, ctid::text FROM {Note._meta.db_table} WHERE id = %s",  # noqa: S608
+            [note_id],
+        )
+        return cursor.fetchone()
+
+
+def _vacuum_full() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"VACUUM FULL {Note._meta.db_table}")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_row_version_renumbered_by_vacuum_full_is_not_taken_for_the_one_kept(admin_actor):
+    # VACUUM FULL keeps xmin and renumbers ctid: a note updated twice in one transaction,
+    # recalled between, can end where its first version stood, same id, xmin and ctid,
+    # with another vector. The table's file in the version tells the two apart.
+    m = save_note(admin_actor, observed_at="2026-01-02").note.id
+    n = save_note(admin_actor, observed_at="2026-01-03").note.id
+    Note.objects.filter(id__in=[m, n]).update(embedding=_unit(0))
+    _vacuum_full()
+    with transaction.atomic():
+        Note.objects.filter(id=n).update(embedding=_unit(10))  # overlaps m
+        assert len(dossier_recall(actor=admin_actor, domain="acme.dev").overlap_pairs) == 1
+        seen = _row_place(n)
+        slot = int(seen[1].strip("()").split(",")[1])
+        for _ in range(slot - 2):  # another company's notes, to fill the page up to it
+            save_note(admin_actor, domain="other.dev", observed_at="2026-01-03")
+        Note.objects.filter(id=n).update(embedding=_unit(90))  # overlaps nothing
+    _vacuum_full()
+    assert _row_place(n) == seen  # the same id, xmin and ctid
+    assert dossier_recall(actor=admin_actor, domain="acme.dev").overlap_pairs == []
+    assert computed(admin_actor) == {}
