@@ -59,6 +59,10 @@ def _python(*args: str, data_dir: Path) -> subprocess.CompletedProcess:
     return done
 
 
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _environment() -> dict[str, str]:
     unset = {"DATABASE_URL", "DJANGO_SETTINGS_MODULE"}  # the suite's, not a developer's
     return {key: value for key, value in os.environ.items() if key not in unset}
@@ -81,6 +85,10 @@ def test_stopping_scripts_run_leaves_no_process(data_dir, how, tmp_path):
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, as in a terminal
+        # Ctrl-C as a terminal delivers it, even where the suite itself was started in the
+        # background of a shell without job control (which ignores SIGINT for it: bash
+        # cannot trap a signal ignored on entry).
+        preexec_fn=_interruptible,
     )
     try:
         deadline = time.monotonic() + 240
