@@ -378,8 +378,7 @@ def run(sizes: list[int], iterations: int, business_entries: int) -> tuple[list[
         }
 
         def recall_after_a_change(i):
-            # As the first recall after a save: the newest note's pairs computed, the
-            # others' kept.
+            # As the first recall after a save: the newest note's pairs computed, others kept.
             actor, domain = probes[i % len(probes)]
             pairs.forget_note(pairs.company_key(actor.account.pk, domain), newest[domain])
             recall(i)
