@@ -38,8 +38,6 @@ from prospect_memory.notes.models import Dossier, Note
 from prospect_memory.notes.rules import ACTIVE_IN_DOSSIER, IN_ITS_DOSSIER, NEWEST_FIRST
 
 Key = tuple[int, str, str, float, int]
-# Two note ids, ordered as UUIDs, their distance, and that distance as the answer gives it.
-Pair = tuple[str, str, float, float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,17 +50,6 @@ class Kept:
     versions: str  # the window's, as the statement joins them (``%(known)s``)
     answer: list[dict]  # nearest first
     distances: list[float]
-
-    @classmethod
-    def of(cls, model: str, threshold: float, versions: str, pairs: list[Pair]) -> Kept:
-        answer = [{"note_ids": [a, b], "distance": shown} for a, b, _, shown in pairs]
-        return cls(model, threshold, versions, answer, [pair[2] for pair in pairs])
-
-    def pairs(self) -> list[Pair]:
-        return [
-            (*pair["note_ids"], distance, pair["distance"])
-            for pair, distance in zip(self.answer, self.distances, strict=True)
-        ]
 
 
 @cache
@@ -143,7 +130,7 @@ def company_key(account_id: int, domain: str) -> Key:
 
 
 # As the statement orders them: UUIDs in their text form sort as they do in PostgreSQL.
-_NEAREST_FIRST = itemgetter(2, 0, 1)
+_NEAREST_FIRST = itemgetter(0, 1, 2)
 _kept: dict[Key, Kept] = {}
 _lock = threading.Lock()
 
@@ -173,17 +160,27 @@ def answer_and_keep(key: Key, kept: Kept | None, rows: list[tuple]) -> list[dict
         return list(kept.answer)
     versions = next((row[0] for row in rows if row[0] is not None), "")
     ids: dict[str, str] = {}  # each id kept once, however many pairs name it
+    # (distance, first id, second id, the pair as answered): the statement's order.
     pairs = [
-        (ids.setdefault(a, a), ids.setdefault(b, b), distance, shown)
+        (
+            distance,
+            a,
+            b,
+            {"note_ids": [ids.setdefault(a, a), ids.setdefault(b, b)], "distance": shown},
+        )
         for _, _, a, b, distance, shown in rows
         if a is not None
     ]
     if kept is not None:
+        # The kept pairs still true are taken as they are, not made again.
         same_versions = set(versions.split()).intersection(kept.versions.split())
         unchanged = {version.partition(":")[0] for version in same_versions}
-        pairs += [pair for pair in kept.pairs() if pair[0] in unchanged and pair[1] in unchanged]
+        for pair, distance in zip(kept.answer, kept.distances, strict=True):
+            a, b = pair["note_ids"]
+            if a in unchanged and b in unchanged:
+                pairs.append((distance, a, b, pair))
         pairs.sort(key=_NEAREST_FIRST)
-    computed = Kept.of(key[2], key[3], versions, pairs)
+    computed = Kept(key[2], key[3], versions, [p[3] for p in pairs], [p[0] for p in pairs])
     _keep(key, computed, worth_keeping=versions.count(" ") >= 1)
     return list(computed.answer)
 
