@@ -38,6 +38,7 @@ from prospect_memory.notes.models import Dossier, Note
 from prospect_memory.notes.rules import ACTIVE_IN_DOSSIER, IN_ITS_DOSSIER, NEWEST_FIRST
 
 Key = tuple[int, str, str, float, int]
+Pair = tuple[float, str, str, dict]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +50,9 @@ class Kept:
     threshold: float
     versions: str  # the window's, as the statement joins them (``%(known)s``)
     answer: list[dict]  # nearest first
-    distances: list[float]
+    # The same pairs as (unrounded distance, first id, second id, answer's dict): in the
+    # statement's order, as a merge sorts them.
+    ordered: list[Pair]
 
 
 @cache
@@ -63,9 +66,11 @@ def pairs_statement() -> str:
     model, is in the window but has no version here. Vectors are read only when the window
     changed (a one-time filter), from where the window found their rows (``ctid``: no
     index to descend, the same row versions in the statement's snapshot), each distance
-    computed once (the subquery is kept whole by its OFFSET), compared, ordered by (then
-    the ids as UUIDs: named through the subquery, not the output's text columns), and
-    given rounded to the answer's 4 decimals too, where it costs least.
+    computed once, between each note whose version was not sent and every other note (19
+    after a save, where going through every two notes would look at 190; the subquery is
+    kept whole by its OFFSET), compared, ordered by (then the ids as UUIDs: named through
+    the subquery, not the output's text columns), and given rounded to the answer's 4
+    decimals too, where it costs least.
     """
     note, dossier = Note._meta.db_table, Dossier._meta.db_table
     return f"""
@@ -101,9 +106,11 @@ def pairs_statement() -> str:
       FROM window_versions w
       LEFT JOIN (
           SELECT compared.a, compared.b, compared.distance
-            FROM (SELECT a.id AS a, b.id AS b, a.embedding <=> b.embedding AS distance
-                    FROM vectors a JOIN vectors b ON a.id < b.id
-                   WHERE NOT (a.known AND b.known)
+            FROM (SELECT least(a.id, b.id) AS a, greatest(a.id, b.id) AS b,
+                         a.embedding <=> b.embedding AS distance
+                    FROM vectors a JOIN vectors b
+                      ON b.id <> a.id AND (b.known OR a.id < b.id)
+                   WHERE NOT a.known
                   OFFSET 0) compared
            WHERE compared.distance <= %(threshold)s
       ) pair ON true
@@ -131,7 +138,10 @@ def company_key(account_id: int, domain: str) -> Key:
 
 # As the statement orders them: UUIDs in their text form sort as they do in PostgreSQL.
 _NEAREST_FIRST = itemgetter(0, 1, 2)
-_kept: dict[Key, Kept] = {}
+_kept: dict[Key, Kept] = {}  # the least recently used first
+# Each account's keys in the same order, so that holding an account to its share looks
+# at its own keys only.
+_by_account: dict[int, dict[Key, None]] = {}
 _lock = threading.Lock()
 
 
@@ -161,26 +171,19 @@ def answer_and_keep(key: Key, kept: Kept | None, rows: list[tuple]) -> list[dict
     versions = next((row[0] for row in rows if row[0] is not None), "")
     ids: dict[str, str] = {}  # each id kept once, however many pairs name it
     # (distance, first id, second id, the pair as answered): the statement's order.
-    pairs = [
-        (
-            distance,
-            a,
-            b,
-            {"note_ids": [ids.setdefault(a, a), ids.setdefault(b, b)], "distance": shown},
-        )
-        for _, _, a, b, distance, shown in rows
-        if a is not None
-    ]
+    ordered: list[Pair] = []
+    for _, _, a, b, distance, shown in rows:
+        if a is not None:
+            a, b = ids.setdefault(a, a), ids.setdefault(b, b)
+            ordered.append((distance, a, b, {"note_ids": [a, b], "distance": shown}))
     if kept is not None:
-        # The kept pairs still true are taken as they are, not made again.
+        # The kept pairs still true are taken as they are, not made again: two runs in
+        # order, which one sort merges.
         same_versions = set(versions.split()).intersection(kept.versions.split())
         unchanged = {version.partition(":")[0] for version in same_versions}
-        for pair, distance in zip(kept.answer, kept.distances, strict=True):
-            a, b = pair["note_ids"]
-            if a in unchanged and b in unchanged:
-                pairs.append((distance, a, b, pair))
-        pairs.sort(key=_NEAREST_FIRST)
-    computed = Kept(key[2], key[3], versions, [p[3] for p in pairs], [p[0] for p in pairs])
+        ordered += [pair for pair in kept.ordered if pair[1] in unchanged and pair[2] in unchanged]
+        ordered.sort(key=_NEAREST_FIRST)
+    computed = Kept(key[2], key[3], versions, [pair[3] for pair in ordered], ordered)
     _keep(key, computed, worth_keeping=versions.count(" ") >= 1)
     return list(computed.answer)
 
@@ -190,22 +193,35 @@ def _touch(key: Key) -> None:
         entry = _kept.pop(key, None)
         if entry is not None:
             _kept[key] = entry  # the most recently used last
+            own = _by_account[key[0]]
+            del own[key]
+            own[key] = None
 
 
 def _keep(key: Key, kept: Kept, *, worth_keeping: bool) -> None:
     limit = notes_settings.OVERLAP_PAIRS_KEPT
     with _lock:
-        _kept.pop(key, None)
+        _drop(key)
         if not worth_keeping or limit <= 0:
             return  # fewer than two vectors: nothing a kept answer would save
         # One account holds at most half the places: its own least recently used goes
         # first, so no account can push every other's out.
-        own = [k for k in _kept if k[0] == key[0]]  # least recently used first
+        own = _by_account.get(key[0], {})
         if len(own) >= max(1, limit // 2):
-            del _kept[own[0]]
+            _drop(next(iter(own)))
         while len(_kept) >= limit:
-            del _kept[next(iter(_kept))]  # the least recently used
+            _drop(next(iter(_kept)))  # the least recently used
         _kept[key] = kept
+        _by_account.setdefault(key[0], {})[key] = None
+
+
+def _drop(key: Key) -> None:
+    """Keep nothing of ``key`` (the lock held)."""
+    if _kept.pop(key, None) is not None:
+        own = _by_account[key[0]]
+        del own[key]
+        if not own:
+            del _by_account[key[0]]
 
 
 def forget_note(key: Key, note_id: str) -> None:
@@ -221,7 +237,7 @@ def forget_note(key: Key, note_id: str) -> None:
                 kept.threshold,
                 " ".join(v for v in versions if v.partition(":")[0] != note_id),
                 kept.answer,
-                kept.distances,
+                kept.ordered,
             )
 
 
@@ -231,5 +247,6 @@ def forget(key: Key | None = None) -> None:
     with _lock:
         if key is None:
             _kept.clear()
+            _by_account.clear()
         else:
-            _kept.pop(key, None)
+            _drop(key)

@@ -41,8 +41,18 @@ def computed(actor, domain="acme.dev") -> dict:
 
 
 def held_by_account() -> Counter:
-    """How many of the kept places each account holds."""
-    return Counter(key[0] for key in pairs._kept)
+    """How many of the kept places each account holds (and each account's own list of its
+    keys, in the same order, says the same)."""
+    held = Counter(key[0] for key in pairs._kept)
+    assert {account: list(keys) for account, keys in pairs._by_account.items()} == {
+        account: [key for key in pairs._kept if key[0] == account] for account in held
+    }
+    return held
+
+
+def plant(key, kept) -> None:
+    """Put ``kept`` where this process keeps ``key``'s pairs, as if it had computed it."""
+    pairs._keep(key, kept, worth_keeping=True)
 
 
 def key_of(actor, domain="acme.dev"):
@@ -98,6 +108,22 @@ def test_after_a_save_only_the_new_notes_pairs_are_compared(admin_actor):
     assert len(rows) == 3  # the new note against the three it overlaps, no other pair
     assert all(new in (row[2], row[3]) for row in rows)
     assert len(rows[0][0].split()) == 5  # the window's five versions
+    assert pairs_of(admin_actor) == computed(admin_actor)
+    assert len(pairs_of(admin_actor)) == 6
+
+
+def test_after_two_saves_their_pair_is_computed_once_and_each_against_the_rest(admin_actor):
+    for _ in range(2):
+        save_note(admin_actor, body=BODY)
+    pairs_of(admin_actor)
+    known = pairs.kept_for(key_of(admin_actor)).versions
+    new = {str(save_note(admin_actor, body=BODY).note.id) for _ in range(2)}
+    (rows,) = run((pairs.pairs_statement(), statement_params(admin_actor, known)))
+    computed_pairs = [frozenset(row[2:4]) for row in rows]
+    # Each new note against the two kept ones, and the new two once: five, none kept.
+    assert len(computed_pairs) == len(set(computed_pairs)) == 5
+    assert all(pair & new for pair in computed_pairs)
+    assert all(row[2] < row[3] for row in rows)  # the first id the lower, as kept ones
     assert pairs_of(admin_actor) == computed(admin_actor)
     assert len(pairs_of(admin_actor)) == 6
 
@@ -189,7 +215,7 @@ def test_other_accounts_pairs_are_never_reused_even_when_kept_under_their_key(
     assert set(pairs_of(admin_actor)) == {frozenset(ours)}
     # Even what this process kept for one account, put under the other's key, is not
     # served: the versions name the other account's notes, none in this window.
-    pairs._kept[key_of(rival_actor)] = pairs.kept_for(key_of(admin_actor))
+    plant(key_of(rival_actor), pairs.kept_for(key_of(admin_actor)))
     assert set(pairs_of(rival_actor)) == {frozenset(theirs)}
     assert set(pairs_of(admin_actor)) == {frozenset(ours)}
 
@@ -234,7 +260,7 @@ def test_a_new_threshold_computes_the_pairs_again(admin_actor, settings):
         },
     }
     assert get_provider().overlap_distance == 1.99
-    pairs._kept[key_of(admin_actor)] = pairs.kept_for(old_key)
+    plant(key_of(admin_actor), pairs.kept_for(old_key))
     after = pairs_of(admin_actor)
     assert len(after) == 3
     assert after == computed(admin_actor)
@@ -259,6 +285,7 @@ def test_the_least_recently_used_is_dropped_first(admin_actor, limits):
     pairs_of(admin_actor, "c.dev")
     assert pairs.kept_for(key_of(admin_actor, "a.dev")) is not None
     assert pairs.kept_for(key_of(admin_actor, "b.dev")) is None
+    assert held_by_account() == {admin_actor.account.pk: 2}
 
 
 def test_no_account_pushes_every_other_out(admin_actor, rival_actor, limits):
