@@ -394,6 +394,8 @@ def main() -> int:
                         server, tokens[0], probes[0][1], clients, args.seconds, args.runs
                     )
                     if loaded is None:  # no wrk: a Python client, which costs more CPU
+                        print("wrk not found (apt-get install wrk): one run with a Python "
+                              "client, no server CPU figures", file=sys.stderr)  # fmt: skip
                         loaded = python_throughput(
                             server.url, tokens[0], probes[0][1], clients, args.seconds
                         )
