@@ -58,14 +58,10 @@ oauth2_patterns = (
 
 handler500 = "kit.views.server_error"
 
+# The agents' endpoints first: Django tries the patterns in order on every request, and
+# most requests are theirs (the pages' dozens of patterns cost an API call 30 us to pass).
+# No page pattern begins with "mcp" or "api/", so the order changes no match.
 urlpatterns = [
-    path("", outreach_views.home, name="home"),
-    path("account/switch", outreach_views.account_switch, name="account-switch"),
-    path("", include("prospect_memory.urls")),
-    path("healthz", readiness.healthz, name="healthz"),
-    path("readyz", readiness.readyz, name="readyz"),
-    path("metrics", metrics.metrics, name="metrics"),
-    path("favicon.ico", views.favicon, name="favicon"),
     path("mcp", mcp_endpoint, name="mcp"),
     path("api/v1/", include("prospect_memory.notes.api.urls")),
     path("api/v1/business-memory/", include("prospect_memory.business.api.urls")),
@@ -75,6 +71,13 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     re_path(r"^api/", api_not_found),
+    path("", outreach_views.home, name="home"),
+    path("account/switch", outreach_views.account_switch, name="account-switch"),
+    path("", include("prospect_memory.urls")),
+    path("healthz", readiness.healthz, name="healthz"),
+    path("readyz", readiness.readyz, name="readyz"),
+    path("metrics", metrics.metrics, name="metrics"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("", include(oauth2_patterns)),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
