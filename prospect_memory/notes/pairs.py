@@ -207,7 +207,7 @@ def _keep(key: Key, kept: Kept, *, worth_keeping: bool) -> None:
         # One account holds at most half the places: its own least recently used goes
         # first, so no account can push every other's out.
         own = _by_account.get(key[0], {})
-        if len(own) >= max(1, limit // 2):
+        while len(own) >= max(1, limit // 2):  # more than one if the limit was lowered
             _drop(next(iter(own)))
         while len(_kept) >= limit:
             _drop(next(iter(_kept)))  # the least recently used
@@ -230,14 +230,14 @@ def forget_note(key: Key, note_id: str) -> None:
     with _lock:
         kept = _kept.get(key)
         if kept is not None:
-            # Its pairs stay, unused: a kept pair counts only with both notes' versions.
-            versions = kept.versions.split()
+            # Its version becomes one no row has: the window is never the kept one again,
+            # and no kept pair with the note is taken, whether it stays in the window or not.
+            versions = [
+                f"{note_id}:forgotten" if version.partition(":")[0] == note_id else version
+                for version in kept.versions.split()
+            ]
             _kept[key] = Kept(
-                kept.model,
-                kept.threshold,
-                " ".join(v for v in versions if v.partition(":")[0] != note_id),
-                kept.answer,
-                kept.ordered,
+                kept.model, kept.threshold, " ".join(versions), kept.answer, kept.ordered
             )
 
 

@@ -1,7 +1,9 @@
 """The order of Kit's URL patterns: the agents' endpoints are tried first (kit/urls.py), which
 is only safe while no other pattern could take one of their paths."""
 
-from django.urls import URLPattern, URLResolver, get_resolver, resolve
+import pytest
+from django.urls import Resolver404, URLPattern, URLResolver, get_resolver, resolve
+from django.urls.resolvers import RegexPattern
 
 AGENTS = ("mcp", "api/")
 
@@ -34,6 +36,13 @@ def test_no_other_pattern_could_take_an_agents_path():
         # as a beginning.
         assert route.lstrip("^").rstrip("$") != "mcp", route
         assert not route.lstrip("^").startswith("api/"), route
+    # And as Django matches them (a regular expression may take any segment): none of the
+    # other patterns resolves an agent's path.
+    rest = URLResolver(RegexPattern(r"^/"), others)
+    for path in ("/mcp", "/mcp/", "/api/", "/api/v1/recall", "/api/v1/business-memory/x",
+                 "/api/v1/knowledge/search", "/api/schema/", "/api/anything"):  # fmt: skip
+        with pytest.raises(Resolver404):
+            rest.resolve(path)
 
 
 def test_agents_paths_and_pages_resolve_to_their_views():

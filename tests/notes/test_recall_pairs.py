@@ -304,6 +304,21 @@ def test_no_account_pushes_every_other_out(admin_actor, rival_actor, limits):
     assert held_by_account() == {admin_actor.account.pk: 2, rival_actor.account.pk: 1}
 
 
+def test_a_lowered_limit_holds_an_account_to_its_new_share(admin_actor, limits):
+    domains = [f"ours{i}.dev" for i in range(5)]
+    for domain in domains:
+        for _ in range(2):
+            save_note(admin_actor, domain=domain, body=BODY)
+    limits(OVERLAP_PAIRS_KEPT=20)
+    for domain in domains[:4]:
+        pairs_of(admin_actor, domain)
+    assert held_by_account() == {admin_actor.account.pk: 4}
+    limits(OVERLAP_PAIRS_KEPT=4)  # changed while the process runs
+    pairs_of(admin_actor, domains[4])
+    assert held_by_account() == {admin_actor.account.pk: 2}
+    assert pairs.kept_for(key_of(admin_actor, domains[4])) is not None
+
+
 @pytest.mark.parametrize("value", ["512", True, -1, 2.5])
 def test_a_kept_count_that_is_no_whole_number_stops_the_start(limits, value):
     from prospect_memory.notes.checks import check_overlap_pairs_kept
@@ -396,3 +411,14 @@ def test_a_row_version_renumbered_by_vacuum_full_is_not_taken_for_the_one_kept(a
     assert _row_place(n) == seen  # the same id, xmin and ctid
     assert dossier_recall(actor=admin_actor, domain="acme.dev").overlap_pairs == []
     assert computed(admin_actor) == {}
+
+
+def test_a_forgotten_note_that_then_leaves_the_window_takes_its_pairs_along(admin_actor):
+    notes = [save_note(admin_actor, body=BODY, observed_at=f"2026-01-0{day}").note
+             for day in (1, 2, 3)]  # fmt: skip
+    assert len(pairs_of(admin_actor)) == 3
+    pairs.forget_note(key_of(admin_actor), str(notes[2].id))
+    # Its vector no longer ready: the window's versions are now those still kept.
+    Note.objects.filter(id=notes[2].id).update(embedding_status="pending")
+    assert pairs_of(admin_actor) == computed(admin_actor)
+    assert len(pairs_of(admin_actor)) == 1
