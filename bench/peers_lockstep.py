@@ -41,6 +41,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import environment  # noqa: E402
+
 WARMUP = 20
 BLOCKS = 3  # the pairs split in turn into this many blocks, to show how steady a ratio is
 
@@ -131,9 +133,9 @@ def pair(kit, *peer, iterations: int) -> dict:
 
 
 def run(args) -> dict:
-    from bench import business_bench, environment, memory_bench
+    from bench import business_bench, memory_bench
 
-    environment.setup(argparse.Namespace(provider="hashing"))
+    environment.setup(args)
     from django.conf import settings
 
     from outreach.models import Account
@@ -282,6 +284,9 @@ def main() -> None:
         "(the ~200-byte values of Kit's own bench, as Kit stores)",
     )
     parser.add_argument("--out", help="folder for lockstep_<tag>.json")
+    # Kit's embeddings: the peer's own (hashing) by default, so both compare the same
+    # vectors; the bundled model (semantic) shows what a default install gets.
+    environment.add_provider_argument(parser, default="hashing")
     parser.add_argument("--table", help="print the runs of this folder side by side, and stop")
     args = parser.parse_args()
     if args.table:
