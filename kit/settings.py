@@ -15,8 +15,8 @@ import environ
 
 from kit.db import embedded_database
 from kit.devkeys import development_secret
+from kit.envnumbers import gc_thresholds, seconds, whole
 from kit.http import REQUEST_LINE_MAX_BYTES
-from kit.workers import gc_thresholds
 from outreach import scopes
 from prospect_memory.core.crypto import generate_key
 
@@ -122,7 +122,7 @@ if env("DATABASE_URL", default=""):
     DATABASES = {"default": env.db("DATABASE_URL")}
 else:
     DATABASES = {"default": embedded_database(DATA_DIR)}
-DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+DATABASES["default"].setdefault("CONN_MAX_AGE", whole(env, "CONN_MAX_AGE", 60))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # Django's PostgreSQL backend with a health check that costs no round trip while a
 # connection in steady use has nothing to read (kit/postgresql/base.py); one idle longer
@@ -130,7 +130,7 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 _POSTGRESQL_ENGINE = "kit.postgresql"
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = _POSTGRESQL_ENGINE
-DATABASE_HEALTH_CHECK_IDLE_SECONDS = env.float("DATABASE_HEALTH_CHECK_IDLE_SECONDS", default=5.0)
+DATABASE_HEALTH_CHECK_IDLE_SECONDS = seconds(env, "DATABASE_HEALTH_CHECK_IDLE_SECONDS", 5.0)
 # A database that drops packets is known in seconds, not at the kernel's two minutes: a
 # request (a probe, a scrape) answers instead of waiting for its worker to be killed.
 DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
@@ -185,8 +185,8 @@ for _number, _url in enumerate(env.list("DATABASE_REPLICA_URLS", default=[]), st
     )
     DATABASES[f"replica{_number}"] = _replica
     DATABASE_REPLICAS.append(f"replica{_number}")
-DATABASE_REPLICA_MAX_LAG_SECONDS = env.float("DATABASE_REPLICA_MAX_LAG_SECONDS", default=5.0)
-DATABASE_REPLICA_RETRY_SECONDS = env.float("DATABASE_REPLICA_RETRY_SECONDS", default=5.0)
+DATABASE_REPLICA_MAX_LAG_SECONDS = seconds(env, "DATABASE_REPLICA_MAX_LAG_SECONDS", 5.0)
+DATABASE_REPLICA_RETRY_SECONDS = seconds(env, "DATABASE_REPLICA_RETRY_SECONDS", 5.0)
 # The memories' data is read from a replica; the CRM's (seats, roles, suppressions,
 # replies) and Django's and the libraries' (sessions, users, OAuth tokens, sign-in
 # attempts) always from the primary: who a request is, what it may do and whether to stop
@@ -238,7 +238,7 @@ SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
 SESSION_COOKIE_HTTPONLY = True
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31_536_000)
+SECURE_HSTS_SECONDS = whole(env, "SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -246,8 +246,8 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 # Proxies in front of Kit that append to X-Forwarded-For; 0 trusts only the peer address.
 # Sign-in throttling and the client registration limit count per client address.
-KIT_PROXY_COUNT = env.int("KIT_PROXY_COUNT", default=0)
-# Each gunicorn worker's garbage-collector thresholds: memory against CPU (kit/workers.py).
+KIT_PROXY_COUNT = whole(env, "KIT_PROXY_COUNT", 0)
+# Each gunicorn worker's garbage-collector thresholds: memory against CPU (kit/envnumbers.py).
 KIT_WEB_GC_THRESHOLDS = gc_thresholds(env.str("KIT_WEB_GC_THRESHOLDS", default=None))
 # Content-Security-Policy (django-csp): Kit's pages load nothing from elsewhere and run no
 # inline script or style. No form-action: after consent the browser is redirected to the
@@ -268,8 +268,8 @@ CONTENT_SECURITY_POLICY = {
 # Sign-in throttling (django-axes): after AXES_FAILURE_LIMIT failed sign-ins for one user
 # name, or from one address, further attempts are refused for the cool-off period, even
 # with the right password.
-AXES_FAILURE_LIMIT = env.int("KIT_SIGNIN_FAILURE_LIMIT", default=5)
-AXES_COOLOFF_TIME = env.float("KIT_SIGNIN_COOLOFF_MINUTES", default=15.0) / 60
+AXES_FAILURE_LIMIT = whole(env, "KIT_SIGNIN_FAILURE_LIMIT", 5, least=1)
+AXES_COOLOFF_TIME = seconds(env, "KIT_SIGNIN_COOLOFF_MINUTES", 15.0, more_than_zero=True) / 60
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 # A success does not clear failures: resetting would clear every failure from the address,
 # whichever name they targeted, so a user could sign in between guesses at someone else.
@@ -328,7 +328,7 @@ KIT_PUBLIC_URL = env("KIT_PUBLIC_URL", default="")
 KIT_METRICS_TOKEN = env("KIT_METRICS_TOKEN", default="")
 # What a scrape reads of the database (queue, re-embedding progress, flagged rows: counts
 # across every account) is reused for this long, in the cache below (0: read at each scrape).
-KIT_METRICS_DATABASE_REUSE_SECONDS = env.float("KIT_METRICS_DATABASE_REUSE_SECONDS", default=30.0)
+KIT_METRICS_DATABASE_REUSE_SECONDS = seconds(env, "KIT_METRICS_DATABASE_REUSE_SECONDS", 30.0)
 # Django's cache: this process's memory by default; a shared one (CACHE_URL=redis://...)
 # lets every worker and node reuse one another's figures.
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
@@ -340,23 +340,23 @@ if CACHES["default"]["BACKEND"].endswith(".RedisCache"):
 # /readyz (kit/readiness.py): a process answers with its last round of checks for this
 # long, so probes (and anyone, no sign-in needed) cost it at most one round that often;
 # the broker is given this long to answer.
-KIT_READINESS_REUSE_SECONDS = env.float("KIT_READINESS_REUSE_SECONDS", default=5.0)
-KIT_READINESS_BROKER_TIMEOUT_SECONDS = env.float(
-    "KIT_READINESS_BROKER_TIMEOUT_SECONDS", default=0.5
+KIT_READINESS_REUSE_SECONDS = seconds(env, "KIT_READINESS_REUSE_SECONDS", 5.0)
+KIT_READINESS_BROKER_TIMEOUT_SECONDS = seconds(
+    env, "KIT_READINESS_BROKER_TIMEOUT_SECONDS", 0.5, more_than_zero=True
 )
 KIT_ADDRESS = env("KIT_ADDRESS", default="127.0.0.1:8000")
 # The authorization server's one issuer (RFC 8414, RFC 9207) is that origin too: metadata,
 # its endpoints, `iss` in redirects and the resources' `authorization_servers` name it.
 OAUTH2_PROVIDER["OIDC_ISS_ENDPOINT"] = KIT_PUBLIC_URL.rstrip("/")
 # Writes (save, compact, delete, restore) per OAuth client per account per minute; 0: off.
-KIT_WRITES_PER_MINUTE_PER_CLIENT = env.int("KIT_WRITES_PER_MINUTE_PER_CLIENT", default=60)
+KIT_WRITES_PER_MINUTE_PER_CLIENT = whole(env, "KIT_WRITES_PER_MINUTE_PER_CLIENT", 60)
 # How deep a JSON request body may nest (arrays and objects); deeper is a 400 before any
 # reader recurses into it. Business memory values have their own, lower limit.
-KIT_JSON_MAX_DEPTH = env.int("KIT_JSON_MAX_DEPTH", default=64)
+KIT_JSON_MAX_DEPTH = whole(env, "KIT_JSON_MAX_DEPTH", 64, least=1)
 # What gunicorn takes (gunicorn.conf.py); named here for the docs Kit serves.
 KIT_REQUEST_LINE_MAX_BYTES = REQUEST_LINE_MAX_BYTES
 # Anonymous OAuth client registrations (RFC 7591) per client address per hour; 0: off.
-KIT_CLIENT_REGISTRATIONS_PER_HOUR = env.int("KIT_CLIENT_REGISTRATIONS_PER_HOUR", default=10)
+KIT_CLIENT_REGISTRATIONS_PER_HOUR = whole(env, "KIT_CLIENT_REGISTRATIONS_PER_HOUR", 10)
 # Client names self-registration may not claim (case, spacing and look-alikes ignored;
 # a name that starts with one followed by a space is refused too).
 KIT_RESERVED_CLIENT_NAMES = env.list("KIT_RESERVED_CLIENT_NAMES", default=["Kit"])

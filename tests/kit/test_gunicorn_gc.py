@@ -59,10 +59,20 @@ def test_a_worker_sets_the_thresholds_after_it_freezes_what_it_loaded(given, set
 
 
 @pytest.mark.parametrize(
-    "given", ["50000", "fifty,20,100", "50000,20,-1", "0,10,10", "1,2,3,4", ","]
+    "given",
+    [
+        "50000",
+        "fifty,20,100",
+        "50000,20,-1",
+        "0,10,10",
+        "1,2,3,4",
+        ",",
+        "1000001,10,10",  # all but no collection of the youngest objects
+        "2147483648,10,10",  # more than gc.set_threshold takes
+    ],
 )
-def test_thresholds_that_are_not_three_whole_numbers_stop_the_worker(given):
+def test_thresholds_that_are_not_three_whole_numbers_in_range_stop_the_worker(given):
     done = start_a_worker(given)
     assert done.returncode != 0
     assert "KIT_WEB_GC_THRESHOLDS is" in done.stderr
-    assert "three whole numbers of 1 or more" in done.stderr
+    assert "three whole numbers from 1 to 1,000,000" in done.stderr

@@ -210,3 +210,12 @@ def test_a_redis_cache_gives_up_on_a_silent_server_quickly(tmp_path):
     chosen = cache_with("redis://127.0.0.1:6379/3?socket_timeout=2")
     assert chosen["OPTIONS"] == {"socket_connect_timeout": 0.25, "socket_timeout": 2}
     assert not cache_with("locmemcache://").get("OPTIONS")
+
+
+def test_a_reuse_of_infinite_seconds_stops_every_process_at_start(tmp_path):
+    env = _production_env(tmp_path) | {"KIT_METRICS_DATABASE_REUSE_SECONDS": "inf"}
+    done = _manage("check", env=env)
+    assert done.returncode != 0
+    assert "KIT_METRICS_DATABASE_REUSE_SECONDS is inf: give a finite number" in done.stderr
+    done = _manage("check", env=env | {"KIT_METRICS_DATABASE_REUSE_SECONDS": "1e400"})
+    assert "KIT_METRICS_DATABASE_REUSE_SECONDS is inf" in done.stderr  # read as Python does
