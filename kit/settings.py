@@ -437,14 +437,14 @@ CELERY_BEAT_SCHEDULE = {
 # Retention in days (0 keeps for ever); unset variables leave the defaults of
 # prospect_memory.lifecycle.conf.DEFAULTS in place.
 LIFECYCLE = {
-    key: env.int(variable)
+    key: whole(env, variable, 0)
     for key, variable in {
         "AUDIT_EVENTS_DAYS": "KIT_RETENTION_AUDIT_EVENTS_DAYS",
         "USAGE_EVENTS_DAYS": "KIT_RETENTION_USAGE_EVENTS_DAYS",
         "ARCHIVED_NOTES_DAYS": "KIT_RETENTION_ARCHIVED_NOTES_DAYS",
         "CLOSED_ACCOUNT_DAYS": "KIT_RETENTION_CLOSED_ACCOUNT_DAYS",
     }.items()
-    if variable in os.environ
+    if os.environ.get(variable, "").strip()
 }
 
 # --- Prospect memory ----------------------------------------------------------------------

@@ -57,3 +57,19 @@ def test_what_is_no_number_is_refused_naming_the_variable(monkeypatch, given):
 def test_a_number_in_another_spelling_is_read_as_python_reads_it(monkeypatch):
     monkeypatch.setenv("DATABASE_HEALTH_CHECK_IDLE_SECONDS", " 2.5e1 ")
     assert seconds(ENV, "DATABASE_HEALTH_CHECK_IDLE_SECONDS", 5.0) == 25.0
+
+
+def test_a_negative_retention_stops_the_start(tmp_path):
+    """The retention variables go through the same check (kit/settings.py)."""
+    import subprocess
+    import sys
+
+    from tests.kit.test_settings import ROOT, _production_env
+
+    env = _production_env(tmp_path) | {"KIT_RETENTION_USAGE_EVENTS_DAYS": "-30"}
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode != 0
+    assert "KIT_RETENTION_USAGE_EVENTS_DAYS is -30: give a whole number of 0 or more" in (
+        done.stderr
+    )
