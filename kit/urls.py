@@ -62,7 +62,7 @@ handler500 = "kit.views.server_error"
 # most requests are theirs (the pages' dozens of patterns cost an API call 30 us to pass).
 # No page pattern begins with "mcp" or "api/", so the order changes no match.
 urlpatterns = [
-    path("mcp", mcp_endpoint, name="mcp"),
+    path(MCP_PATH[1:], mcp_endpoint, name="mcp"),
     path("api/v1/", include("prospect_memory.notes.api.urls")),
     path("api/v1/business-memory/", include("prospect_memory.business.api.urls")),
     path("api/v1/knowledge/", include("prospect_memory.knowledge.api.urls")),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.core.checks import Error, register
 
-from prospect_memory.notes.conf import notes_settings
+from prospect_memory.notes.conf import DEFAULTS, notes_settings
 
 
 @register()
@@ -18,7 +18,7 @@ def check_overlap_pairs_kept(app_configs, **kwargs):
         Error(
             f"PROSPECT_MEMORY['OVERLAP_PAIRS_KEPT'] is {kept!r}: it is how many companies' "
             "overlap pairs a process keeps, so it must be a whole number of 0 or more.",
-            hint="Set it to 0 (keep none) or more (512 by default).",
+            hint=f"Set it to 0 (keep none) or more ({DEFAULTS['OVERLAP_PAIRS_KEPT']} by default).",
             id="prospect_memory.E008",
         )
     ]

@@ -26,7 +26,7 @@ DEFAULTS: dict[str, Any] = {
     "COMPACTION_SUGGESTED_ABOVE": 8,
     "OVERLAP_PAIR_WINDOW": 20,
     # Companies whose last computed overlap pairs a process keeps (notes.pairs): with a
-    # window of 20, at most 190 pairs each, about 20 KB (10 MB for 512); the pairs grow
+    # window of 20, at most 190 pairs each, about 78 KB (38 MiB for 512); the pairs grow
     # with the window's square (1,225 for a window of 50). 0 keeps none.
     "OVERLAP_PAIRS_KEPT": 512,
     "OVERLAP_EXCERPT_CHARS": 300,

@@ -68,9 +68,9 @@ def pairs_statement() -> str:
     index to descend, the same row versions in the statement's snapshot), each distance
     computed once, between each note whose version was not sent and every other note (19
     after a save, where going through every two notes would look at 190; the subquery is
-    kept whole by its OFFSET), compared, ordered by (then the ids as UUIDs: named through
-    the subquery, not the output's text columns), and given rounded to the answer's 4
-    decimals too, where it costs least.
+    kept whole by its OFFSET), compared with the threshold, and ordered by distance, then
+    by the ids as UUIDs (named through the subquery, not the output's text columns); each
+    is given rounded to the answer's 4 decimals too, where that costs least.
     """
     note, dossier = Note._meta.db_table, Dossier._meta.db_table
     return f"""

@@ -82,7 +82,7 @@ def _nearest_notes(candidates: str) -> str:
     member, user = Member._meta.db_table, get_user_model()._meta.db_table
     application = get_application_model()._meta.db_table
     username = get_user_model().USERNAME_FIELD
-    # NoteView.from_row reads the first columns; then the domain and the distance.
+    # note_view_from_row reads the first columns; then the domain and the distance.
     return f"""
     WITH nearest AS MATERIALIZED ({candidates})
     SELECT n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,

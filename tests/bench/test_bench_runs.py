@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from tests.bench.conftest import run_bench
+from tests.bench.conftest import ROOT, run_bench
 
 pytestmark = pytest.mark.slow
 
@@ -34,6 +34,11 @@ pytestmark = pytest.mark.slow
             "first recall after a change",
         ),
         ("profile_recall.py", ["--requests", "5", "--fillers", "10"], "Recorded"),
+        (
+            "pairs_ab.py",  # this checkout against itself
+            ["--against", str(ROOT), "--rounds", "1", "--iterations", "3", "--fillers", "10"],
+            "| round | floor p50 |",
+        ),
         (
             "http_bench.py",
             [
