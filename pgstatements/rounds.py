@@ -152,10 +152,9 @@ def _may_write(sql: str) -> bool:
     return _WRITES.search(sql) is not None
 
 
-_WRITES = re.compile(
-    r"\b(?:INSERT|UPDATE|DELETE|MERGE|TRUNCATE|COPY|CALL|FOR\s+(?:NO\s+KEY\s+|KEY\s+)?SHARE)\b",
-    re.IGNORECASE,
-)
+# What changes rows or locks them: the words both searches below look for.
+_WRITE_WORDS = r"INSERT|UPDATE|DELETE|MERGE|TRUNCATE|COPY|CALL|FOR\s+(?:NO\s+KEY\s+|KEY\s+)?SHARE"
+_WRITES = re.compile(rf"\b(?:{_WRITE_WORDS})\b", re.IGNORECASE)
 
 
 def _reads_only(statement: tuple[str, Params]) -> bool:
@@ -179,9 +178,8 @@ def _reads_only_text(sql: str) -> bool:
 
 _QUERIES = frozenset({"SELECT", "WITH", "VALUES", "SHOW", "SET", "(SELECT"})
 _NOT_READS = re.compile(
-    r"\b(?:INSERT|UPDATE|DELETE|MERGE|TRUNCATE|COPY|CALL|LOCK|CREATE|DROP|ALTER|ANALYZE|INTO"
-    r"|FOR\s+(?:NO\s+KEY\s+|KEY\s+)?SHARE|NEXTVAL|SETVAL|PG_ADVISORY_\w+|PG_TRY_ADVISORY_\w+"
-    r"|PG_NOTIFY|TXID_CURRENT|PG_CURRENT_XACT_ID)\b",
+    rf"\b(?:{_WRITE_WORDS}|LOCK|CREATE|DROP|ALTER|ANALYZE|INTO|NEXTVAL|SETVAL|PG_ADVISORY_\w+"
+    r"|PG_TRY_ADVISORY_\w+|PG_NOTIFY|TXID_CURRENT|PG_CURRENT_XACT_ID)\b",
     re.IGNORECASE,
 )
 
