@@ -5,7 +5,9 @@ migrations. One module that the benchmarks import, and that imports none of them
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import tempfile
 import uuid
 from pathlib import Path
@@ -24,6 +26,8 @@ def add_provider_argument(parser: argparse.ArgumentParser, default: str = "seman
 
 def setup(args: argparse.Namespace) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="kit-bench-"))
+    # Removed at exit, after the throwaway server (registered later, so stopped first).
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     os.environ.setdefault("KIT_DATA_DIR", str(scratch / "data"))
     os.environ.setdefault("SECRET_KEY", "kit-bench-" + uuid.uuid4().hex * 2)
     os.environ["DJANGO_SETTINGS_MODULE"] = "kit.settings"
