@@ -5,8 +5,9 @@ fails here, not on the day its figures are needed.
 
 The integrity and model benchmarks have their own tests in ``tests/core``, the model's
 memory ``tests/bench/test_model_memory_bench.py``, the cluster ``tests/bench/test_cluster.py``,
-the load ``tests/load``; the peers' harness (``scripts/bench-peers``) needs the peer's own
-environment, outside this repository."""
+the load ``tests/load``; the peers' harness (``scripts/bench-peers`` and its lockstep
+scripts) needs the peer's own environment, outside this repository, and its table of rounds
+(``bench/peers_pairs.py``) is read here from the memory bench's own lines."""
 
 import json
 import shutil
@@ -66,6 +67,8 @@ pytestmark = pytest.mark.slow
 def test_the_benchmark_runs(script, arguments, printed, short_tmp):
     done = run_bench(short_tmp, script, *arguments, "--provider", "hashing")
     assert printed in done.stdout
+    if script == "memory_bench.py":
+        peers_pairs_read(done.stdout, short_tmp / "peers")
     if script == "http_bench.py":
         # Every server compared answered every recall under load: a rate of refusals would
         # be no figure of recalls.
@@ -104,3 +107,27 @@ def test_the_http_instruction_count_runs(short_tmp):
     (line,) = [line for line in done.stdout.splitlines() if "instructions per request" in line]
     assert line.startswith("3 MCP recalls over HTTP")
     assert float(line.split(": ")[1].split()[0]) > 1
+
+
+def peers_pairs_read(kit_output: str, folder):
+    """``bench/peers_pairs.py`` (the side by side's table of every round, standard library
+    only) reads Kit's business lines as ``bench/memory_bench.py`` prints them today, beside
+    a peer run in the harness's form: a change to either side's lines fails here."""
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from bench.peers_pairs import table
+
+    folder.mkdir()
+    (folder / "kit_r1.log").write_text(kit_output)
+    ms = {"p50": 2.0}
+    scale = {"get": ms, "list": ms, "search10": ms, "search20": ms, "put": ms}
+    (folder / "lgs_r1.json").write_text(json.dumps({"scales": [scale, scale]}))
+    rows = table(folder)
+    assert rows[2] == "| items | operation | r1 |"
+    operations = [row.split(" | ")[1] for row in rows[4:]]
+    scales = kit_output.count(" entries, ")  # one business line a scale the run measured
+    assert scales >= 1
+    assert operations.count("store, new key (peer `put` p50 ms)") == scales
+    assert "search of 1,000, Kit / peer limit 10" in operations
+    assert all(row.endswith("x |") or row.endswith(") |") for row in rows[4:])
