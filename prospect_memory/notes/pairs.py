@@ -31,13 +31,24 @@ import threading
 from dataclasses import dataclass
 from functools import cache
 from operator import itemgetter
+from typing import NamedTuple
 
 from prospect_memory.core.embeddings import get_provider
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.models import Dossier, Note
 from prospect_memory.notes.rules import ACTIVE_IN_DOSSIER, IN_ITS_DOSSIER, NEWEST_FIRST
 
-Key = tuple[int, str, str, float, int]
+
+class Key(NamedTuple):
+    """What one company's pairs are kept under in a process."""
+
+    account: int
+    domain: str
+    model: str
+    threshold: float
+    window: int
+
+
 Pair = tuple[float, str, str, dict]
 
 
@@ -118,21 +129,16 @@ def pairs_statement() -> str:
     """  # noqa: S608  (names from the models, values are parameters)
 
 
-def key_for(*, account_id: int, domain: str, model: str, threshold: float, window: int) -> Key:
-    """What the pairs of one company's window are kept under."""
-    return (account_id, domain, model, threshold, window)
-
-
 def company_key(account_id: int, domain: str) -> Key:
-    """:func:`key_for` a company under the provider's model and threshold and the window
-    of the settings, as recall keeps its pairs."""
+    """The key of a company's pairs under the provider's model and threshold and the
+    window of the settings, as recall keeps them."""
     provider = get_provider()
-    return key_for(
-        account_id=account_id,
-        domain=domain,
-        model=provider.model,
-        threshold=provider.overlap_distance,
-        window=notes_settings.OVERLAP_PAIR_WINDOW,
+    return Key(
+        account_id,
+        domain,
+        provider.model,
+        provider.overlap_distance,
+        notes_settings.OVERLAP_PAIR_WINDOW,
     )
 
 
@@ -153,7 +159,7 @@ def kept_for(key: Key) -> Kept | None:
 def known_versions(key: Key, kept: Kept | None) -> str | None:
     """The versions to send with :func:`pairs_statement` (``%(known)s``): those whose
     pairs ``kept`` holds, if it was computed under the key's model and threshold."""
-    if kept is None or (kept.model, kept.threshold) != key[2:4]:
+    if kept is None or (kept.model, kept.threshold) != (key.model, key.threshold):
         return None
     return kept.versions
 
@@ -183,7 +189,7 @@ def answer_and_keep(key: Key, kept: Kept | None, rows: list[tuple]) -> list[dict
         unchanged = {version.partition(":")[0] for version in same_versions}
         ordered += [pair for pair in kept.ordered if pair[1] in unchanged and pair[2] in unchanged]
         ordered.sort(key=_NEAREST_FIRST)
-    computed = Kept(key[2], key[3], versions, [pair[3] for pair in ordered], ordered)
+    computed = Kept(key.model, key.threshold, versions, [pair[3] for pair in ordered], ordered)
     _keep(key, computed, worth_keeping=versions.count(" ") >= 1)
     return list(computed.answer)
 
@@ -193,7 +199,7 @@ def _touch(key: Key) -> None:
         entry = _kept.pop(key, None)
         if entry is not None:
             _kept[key] = entry  # the most recently used last
-            own = _by_account[key[0]]
+            own = _by_account[key.account]
             del own[key]
             own[key] = None
 
@@ -206,22 +212,22 @@ def _keep(key: Key, kept: Kept, *, worth_keeping: bool) -> None:
             return  # fewer than two vectors: nothing a kept answer would save
         # One account holds at most half the places: its own least recently used goes
         # first, so no account can push every other's out.
-        own = _by_account.get(key[0], {})
+        own = _by_account.get(key.account, {})
         while len(own) >= max(1, limit // 2):  # more than one if the limit was lowered
             _drop(next(iter(own)))
         while len(_kept) >= limit:
             _drop(next(iter(_kept)))  # the least recently used
         _kept[key] = kept
-        _by_account.setdefault(key[0], {})[key] = None
+        _by_account.setdefault(key.account, {})[key] = None
 
 
 def _drop(key: Key) -> None:
     """Keep nothing of ``key`` (the lock held)."""
     if _kept.pop(key, None) is not None:
-        own = _by_account[key[0]]
+        own = _by_account[key.account]
         del own[key]
         if not own:
-            del _by_account[key[0]]
+            del _by_account[key.account]
 
 
 def forget_note(key: Key, note_id: str) -> None:

@@ -379,14 +379,13 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
         account=account, domain=resolved.domain, address=resolved.address
     )
     pairs_key = pairs.company_key(account.pk, resolved.domain)
-    _, _, model, threshold, window = pairs_key
     kept = pairs.kept_for(pairs_key)
     params.update(
         active=Note.Status.ACTIVE,
         ready=EmbeddedModel.EmbeddingStatus.READY,
-        window=window,
-        model=model,
-        threshold=threshold,
+        window=pairs_key.window,
+        model=pairs_key.model,
+        threshold=pairs_key.threshold,
         known=pairs.known_versions(pairs_key, kept),
     )
     notes_sql, pairs_sql = _recall_notes_statement(), pairs.pairs_statement()
