@@ -59,6 +59,9 @@ def main() -> None:
     from prospect_memory.notes.payloads import recall_data
 
     other = load_pairs_module(args.against.resolve())
+    if not hasattr(other.Key, "_fields"):  # older than 505e32e: a plain tuple, read by name
+        made = other.company_key
+        other.company_key = lambda account_id, domain: this.Key(*made(account_id, domain))
     rng = random.Random(7)
     probes = mb.seed_probes(rng)
     mb.seed_fillers(rng, args.fillers)
