@@ -10,8 +10,9 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
+from outreach.characters import readable_name
 from outreach.selectors import Relationship
-from prospect_memory.core.integrity import Flag, readable
+from prospect_memory.core.integrity import Flag
 
 
 @dataclass(frozen=True)
@@ -49,11 +50,12 @@ class NoteView:
 
     def __post_init__(self) -> None:
         # Every interface shows text as readers receive it (SPEC 15, issue 37): the title
-        # and body are, as decrypted (``crypto.unseal``); the labels beside them too.
+        # and body are, as decrypted (``crypto.unseal``); the labels beside them too, as
+        # the recall's answer reads them (``readable_name``: a name looked at once).
         for name in ("member", "oauth_client"):
             text = getattr(self, name)
             if text:
-                object.__setattr__(self, name, readable(text))
+                object.__setattr__(self, name, readable_name(text))
 
 
 @dataclass(frozen=True)
