@@ -75,10 +75,9 @@ def gc_thresholds(given: str | None) -> tuple[int, int, int]:
     except ValueError:
         numbers = ()
     if len(numbers) != 3 or min(numbers) < 1 or max(numbers) > GC_THRESHOLD_MOST:
-        raise ImproperlyConfigured(
-            f"KIT_WEB_GC_THRESHOLDS is {given!r}: give three whole numbers from 1 to "
-            f"{GC_THRESHOLD_MOST:,}, as gc.set_threshold takes them (Python's and Kit's "
-            f"default: {PYTHONS_GC_THRESHOLDS})"
+        wanted = (
+            f"three whole numbers from 1 to {GC_THRESHOLD_MOST:,}, as gc.set_threshold takes them"
         )
+        raise _refused("KIT_WEB_GC_THRESHOLDS", given, wanted, PYTHONS_GC_THRESHOLDS)
     first, second, third = numbers
     return first, second, third
