@@ -51,6 +51,13 @@ def held_by_account() -> Counter:
     return held
 
 
+def companies_with_a_pair(actor, domains) -> None:
+    """Two overlapping notes at each of ``domains``: one pair each to keep."""
+    for domain in domains:
+        for _ in range(2):
+            save_note(actor, domain=domain, body=BODY)
+
+
 def plant(key, kept) -> None:
     """Put ``kept`` where this process keeps ``key``'s pairs, as if it had computed it."""
     pairs._keep(key, kept, worth_keeping=True)
@@ -229,9 +236,7 @@ def test_every_member_of_the_account_gets_the_same_pairs(admin_actor, member_act
 
 def test_what_a_process_keeps_is_bounded_and_can_be_nothing(admin_actor, limits):
     domains = [f"acme{i}.dev" for i in range(4)]
-    for domain in domains:
-        for _ in range(2):
-            save_note(admin_actor, domain=domain, body=BODY)
+    companies_with_a_pair(admin_actor, domains)
     limits(OVERLAP_PAIRS_KEPT=4)
     answers = [pairs_of(admin_actor, d) for d in domains]
     assert len(pairs._kept) == 2  # one account holds half the places at most
@@ -276,9 +281,7 @@ def test_a_window_with_nothing_to_compare_is_not_kept(admin_actor):
 
 def test_the_least_recently_used_is_dropped_first(admin_actor, limits):
     domains = ["a.dev", "b.dev", "c.dev"]
-    for domain in domains:
-        for _ in range(2):
-            save_note(admin_actor, domain=domain, body=BODY)
+    companies_with_a_pair(admin_actor, domains)
     limits(OVERLAP_PAIRS_KEPT=4)
     pairs_of(admin_actor, "a.dev")
     pairs_of(admin_actor, "b.dev")
@@ -293,9 +296,7 @@ def test_no_account_pushes_every_other_out(admin_actor, rival_actor, limits):
     for _ in range(2):
         save_note(rival_actor, domain="theirs.dev", body=BODY)
     domains = [f"ours{i}.dev" for i in range(6)]
-    for domain in domains:
-        for _ in range(2):
-            save_note(admin_actor, domain=domain, body=BODY)
+    companies_with_a_pair(admin_actor, domains)
     limits(OVERLAP_PAIRS_KEPT=4)
     pairs_of(rival_actor, "theirs.dev")
     for domain in domains:  # one account recalling many companies
@@ -307,9 +308,7 @@ def test_no_account_pushes_every_other_out(admin_actor, rival_actor, limits):
 
 def test_a_lowered_limit_holds_an_account_to_its_new_share(admin_actor, limits):
     domains = [f"ours{i}.dev" for i in range(5)]
-    for domain in domains:
-        for _ in range(2):
-            save_note(admin_actor, domain=domain, body=BODY)
+    companies_with_a_pair(admin_actor, domains)
     limits(OVERLAP_PAIRS_KEPT=20)
     for domain in domains[:4]:
         pairs_of(admin_actor, domain)
