@@ -126,6 +126,20 @@ def member_actor(member):
 
 
 @pytest.fixture
+def agent_actor(admin_actor):
+    """The module admin acting through an OAuth client: an agent, whose text is checked."""
+    from oauth2_provider.models import get_application_model
+
+    client = get_application_model().objects.create(
+        name="Research agent",
+        client_type="public",
+        authorization_grant_type="authorization-code",
+        redirect_uris="http://127.0.0.1/callback",
+    )
+    return Actor.for_member(admin_actor.member, oauth_application=client)
+
+
+@pytest.fixture
 def rival_actor(other_admin):
     """A module admin of another account."""
     return Actor.for_member(other_admin)

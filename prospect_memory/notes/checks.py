@@ -7,18 +7,28 @@ from django.core.checks import Error, register
 
 from prospect_memory.notes.conf import DEFAULTS, notes_settings
 
+#: What each process keeps, by setting: what the number counts, and the check's id.
+KEPT = {
+    "OVERLAP_PAIRS_KEPT": ("how many companies' overlap pairs a process keeps", "E008"),
+    "NOTE_ANSWERS_KEPT_BYTES": ("how many bytes of notes' answers a process keeps", "E009"),
+}
+
 
 @register()
-def check_overlap_pairs_kept(app_configs, **kwargs):
-    """How many companies' overlap pairs a process keeps (``notes.pairs``)."""
-    kept = notes_settings.OVERLAP_PAIRS_KEPT
-    if isinstance(kept, int) and not isinstance(kept, bool) and kept >= 0:
-        return []
-    return [
-        Error(
-            f"PROSPECT_MEMORY['OVERLAP_PAIRS_KEPT'] is {kept!r}: it is how many companies' "
-            "overlap pairs a process keeps, so it must be a whole number of 0 or more.",
-            hint=f"Set it to 0 (keep none) or more ({DEFAULTS['OVERLAP_PAIRS_KEPT']} by default).",
-            id="prospect_memory.E008",
+def check_what_a_process_keeps(app_configs, **kwargs):
+    """What a process keeps of its recalls (``notes.pairs``, ``notes.answers``): a whole
+    number of 0 or more each."""
+    errors = []
+    for name, (meaning, check_id) in KEPT.items():
+        kept = getattr(notes_settings, name)
+        if isinstance(kept, int) and not isinstance(kept, bool) and kept >= 0:
+            continue
+        errors.append(
+            Error(
+                f"PROSPECT_MEMORY['{name}'] is {kept!r}: it is {meaning}, so it must be a "
+                "whole number of 0 or more.",
+                hint=f"Set it to 0 (keep none) or more ({DEFAULTS[name]} by default).",
+                id=f"prospect_memory.{check_id}",
+            )
         )
-    ]
+    return errors

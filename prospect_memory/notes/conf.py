@@ -29,6 +29,10 @@ DEFAULTS: dict[str, Any] = {
     # window of 20, at most 190 pairs each, about 78 KB (38 MiB for 512); the pairs grow
     # with the window's square (1,225 for a window of 50). 0 keeps none.
     "OVERLAP_PAIRS_KEPT": 512,
+    # What the notes' answers a process keeps from its recalls may take (notes.answers): a
+    # full dossier of 50 notes of 1-2 KB takes about 250 KB, so 32 MiB keeps about 130
+    # companies' (fewer for longer notes). 0 keeps none.
+    "NOTE_ANSWERS_KEPT_BYTES": 32 * 1024 * 1024,
     "OVERLAP_EXCERPT_CHARS": 300,
     "RECALL_PAYLOAD_MAX_BYTES": 100 * 1024,
     # Listing notes over the API.

@@ -24,7 +24,7 @@ from prospect_memory.core.embeddings.budget import embed_within_budget
 from prospect_memory.core.embeddings.vectors import distance_to
 from prospect_memory.core.ids import uuid_or_none
 from prospect_memory.core.models import EmbeddedModel, flags_from_row
-from prospect_memory.notes import pairs
+from prospect_memory.notes import answers, pairs
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.domains import resolve_domain
 from prospect_memory.notes.errors import NotFound
@@ -405,9 +405,13 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
     newest = note_rows[0][5] if note_rows else None
     recall = Recall(
         domain=resolved.domain,
-        note_payloads=[
-            note_answer_from_row(row, today=today, ring=ring, cutoff=cutoff) for row in note_rows
-        ],
+        note_payloads=answers.note_answers(
+            note_rows,
+            today=today,
+            cutoff=cutoff,
+            ring=ring,
+            make=lambda row: note_answer_from_row(row, today=today, ring=ring, cutoff=cutoff),
+        ),
         note_count=len(note_rows),
         overlap_pairs=pairs.answer_and_keep(pairs_key, kept, pair_rows),
         relationship=relationship,

@@ -321,10 +321,10 @@ def test_a_lowered_limit_holds_an_account_to_its_new_share(admin_actor, limits):
 
 @pytest.mark.parametrize("value", ["512", True, -1, 2.5])
 def test_a_kept_count_that_is_no_whole_number_stops_the_start(limits, value):
-    from prospect_memory.notes.checks import check_overlap_pairs_kept
+    from prospect_memory.notes.checks import check_what_a_process_keeps
 
     limits(OVERLAP_PAIRS_KEPT=value)
-    [error] = check_overlap_pairs_kept(None)
+    [error] = check_what_a_process_keeps(None)
     assert error.id == "prospect_memory.E008"
     assert "OVERLAP_PAIRS_KEPT" in error.msg
 
