@@ -9,7 +9,8 @@ Then throughput: wrk runs of concurrent clients recalling a full dossier for a f
 the median of several runs with their range, and the server's CPU time per recall (gunicorn
 workers and PostgreSQL, from /proc), which varies less than the rate on a shared machine.
 
-Run: ``scripts/bench-http`` (all sizes) or ``scripts/bench-http --sizes 1000 --seconds 5``.
+Run: ``scripts/bench-http`` (all sizes) or ``scripts/bench-http --sizes 1000 --seconds 5``;
+``--checkout ../kit-before`` serves another version of Kit (the data seeded by this one).
 """
 
 from __future__ import annotations
@@ -141,10 +142,18 @@ SERVERS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 
 def start_server(
-    kind: str, url: str, *, workers: int, threads: int, env: dict, port: int | None = None
+    kind: str,
+    url: str,
+    *,
+    workers: int,
+    threads: int,
+    env: dict,
+    port: int | None = None,
+    checkout: Path = ROOT,
 ):
-    """A server of ``kind`` on ``port`` (the tokens name the address they were issued for:
-    a server of another kind takes the place of the last on the same port)."""
+    """A server of ``kind`` on ``port`` running the Kit in ``checkout`` (the tokens name the
+    address they were issued for: a server of another kind takes the place of the last on
+    the same port)."""
     from tests.live import LiveServer
 
     app, args = SERVERS[kind]
@@ -154,7 +163,10 @@ def start_server(
         # Under ASGI each request runs in a thread of its own, whose connection a persistent
         # setting would leave open: Django's advice there is CONN_MAX_AGE = 0.
         env = {**env, "CONN_MAX_AGE": "0"}
-    return LiveServer(url, workers=workers, extra_env=env, gunicorn_args=args, app=app, port=port)
+    return LiveServer(
+        url, workers=workers, extra_env=env, gunicorn_args=args, app=app, port=port,
+        checkout=checkout.resolve(),
+    )  # fmt: skip
 
 
 def rounded(value: Any) -> Any:
@@ -234,6 +246,7 @@ def main() -> int:
     parser.add_argument("--clients", default="1,8,32", help="concurrent clients, comma-separated")
     parser.add_argument("--seconds", type=float, default=10, help="length of one wrk run")
     parser.add_argument("--runs", type=int, default=3, help="wrk runs per size (median kept)")
+    parser.add_argument("--checkout", type=Path, default=ROOT, help="the Kit the servers run")
     environment.add_provider_argument(parser)
     args = parser.parse_args()
     sizes = sorted(int(s.replace("_", "")) for s in args.sizes.split(","))
@@ -268,7 +281,10 @@ def main() -> int:
         DailySaveCount.objects.all().delete()
         if baseline is None and len(sizes) > 1:
             baseline, baseline_tokens = start_baseline(probes, args.workers, env)
-        server = start_server(kinds[0], url, workers=args.workers, threads=args.threads, env=env)
+        server = start_server(
+            kinds[0], url, workers=args.workers, threads=args.threads, env=env,
+            checkout=args.checkout,
+        )  # fmt: skip
         try:
             tokens = mb.probe_tokens(probes, base_url=server.url, client_name="Bench", write=True)
             http = httpx2.Client(timeout=30)
@@ -388,6 +404,7 @@ def main() -> int:
                         threads=args.threads,
                         env=env,
                         port=server.port,
+                        checkout=args.checkout,
                     )
                 for clients in client_counts:
                     loaded = throughput_runs(

@@ -77,6 +77,20 @@ def note_answer(
     return data
 
 
+def note_answer_copy(answer: dict, *, stale: bool, age_days: int) -> dict:
+    """A copy of a :func:`note_answer` that shares nothing that could be changed in it
+    (its lists and dicts copied too: kept answers are handed out so), its freshness
+    ``stale`` and ``age_days``."""
+    copy = answer.copy()  # the same keys in the same order
+    copy["source_urls"] = list(answer["source_urls"])
+    copy["stale"], copy["age_days"] = stale, age_days
+    copy["attribution"] = answer["attribution"].copy()
+    integrity = answer.get("integrity")
+    if integrity is not None:
+        copy["integrity"] = {**integrity, "flags": [flag.copy() for flag in integrity["flags"]]}
+    return copy
+
+
 def _campaign(campaign) -> dict:
     return {
         "id": campaign.id,

@@ -27,5 +27,5 @@ LIFECYCLE = MemoryLifecycle(
     erase_company=erase_company,
     member_leaving=member_leaving,
     retain=retain,
-    account_erased=answers.forget,
+    account_erased=answers.erased,
 )

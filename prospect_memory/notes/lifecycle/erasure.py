@@ -58,7 +58,7 @@ def erase_company(actor: Actor, domain: str) -> dict[str, int]:
     delete_in_account(Dossier, account_id, pk=dossier.pk)
     audit_events, _ = AuditEvent.objects.filter(account=actor.account, domain=domain).delete()
     erased = [str(note_id) for note_id in note_ids]
-    transaction.on_commit(lambda: answers.forget(account_id, erased))
+    transaction.on_commit(lambda: answers.erased(account_id, erased))
     return {
         "notes": len(note_ids) - archived,
         "archived_notes": archived,
