@@ -366,7 +366,7 @@ def run(sizes: list[int], iterations: int, business_entries: int) -> tuple[list[
             got = len(floor_recall(*probes[i % len(probes)])[0])
             assert got == 50, got
 
-        def recall_computing_pairs(i):
+        def recall_keeping_nothing(i):
             # As a process that kept nothing of the company: every pair and answer made.
             actor, domain = probes[i % len(probes)]
             pairs.forget(pairs.company_key(actor.account.pk, domain))
@@ -398,10 +398,10 @@ def run(sizes: list[int], iterations: int, business_entries: int) -> tuple[list[
                 observed_at=datetime.now(UTC).date().isoformat(),
             )
 
-        timed = (recall, floor, recall_computing_pairs, recall_after_a_change)
+        timed = (recall, floor, recall_keeping_nothing, recall_after_a_change)
         for fn in timed:  # warm caches and connections
             measure(fn, 20)
-        rec, flo, computing, changed = measure_together(timed, iterations)
+        rec, flo, kept_nothing, changed = measure_together(timed, iterations)
         sav = measure(save, iterations)
         scrape = measure(scrape_figures, max(5, iterations // 20))
         row = {
@@ -411,21 +411,21 @@ def run(sizes: list[int], iterations: int, business_entries: int) -> tuple[list[
             "recall_p99": percentile(rec, 99),
             "floor_p50": statistics.median(flo),
             "floor_p99": percentile(flo, 99),
-            "computing_p50": statistics.median(computing),
+            "kept_nothing_p50": statistics.median(kept_nothing),
             "changed_p50": statistics.median(changed),
             "save_p50": statistics.median(sav),
             "save_p99": percentile(sav, 99),
             "scrape_p50": statistics.median(scrape),
         }
         row["ratio"] = row["recall_p50"] / row["floor_p50"]
-        row["computing_ratio"] = row["computing_p50"] / row["floor_p50"]
+        row["kept_nothing_ratio"] = row["kept_nothing_p50"] / row["floor_p50"]
         row["changed_ratio"] = row["changed_p50"] / row["floor_p50"]
         results.append(row)
         print(
             f"{row['size']:>9,} notes (seeded in {seeded:.0f}s): recall p50 {row['recall_p50']:.2f} ms "
             f"p99 {row['recall_p99']:.2f} ms | floor p50 {row['floor_p50']:.2f} ms | ratio "
-            f"{row['ratio']:.2f} (nothing kept {row['computing_p50']:.2f} ms, "
-            f"{row['computing_ratio']:.2f}; after a change {row['changed_p50']:.2f} ms, "
+            f"{row['ratio']:.2f} (nothing kept {row['kept_nothing_p50']:.2f} ms, "
+            f"{row['kept_nothing_ratio']:.2f}; after a change {row['changed_p50']:.2f} ms, "
             f"{row['changed_ratio']:.2f}) | save p50 {row['save_p50']:.2f} ms p99 {row['save_p99']:.2f} ms"
             f" | /metrics' database figures p50 {row['scrape_p50']:.2f} ms",
             flush=True,
@@ -447,7 +447,7 @@ def report(results: list[dict]) -> None:
     print()
     print(
         "| stored notes | recall p50 | recall p99 | floor p50 | floor p99 | recall / floor "
-        "| recall computing its pairs p50 (/ floor) | first recall after a change p50 (/ floor) "
+        "| a process that kept nothing p50 (/ floor) | first recall after a change p50 (/ floor) "
         "| save p50 | save p99 "
         "| scrape's database figures p50 |"
     )
@@ -456,7 +456,7 @@ def report(results: list[dict]) -> None:
         print(
             f"| {r['size']:,} | {r['recall_p50']:.2f} ms | {r['recall_p99']:.2f} ms | "
             f"{r['floor_p50']:.2f} ms | {r['floor_p99']:.2f} ms | {r['ratio']:.2f}x | "
-            f"{r['computing_p50']:.2f} ms ({r['computing_ratio']:.2f}x) | "
+            f"{r['kept_nothing_p50']:.2f} ms ({r['kept_nothing_ratio']:.2f}x) | "
             f"{r['changed_p50']:.2f} ms ({r['changed_ratio']:.2f}x) | "
             f"{r['save_p50']:.2f} ms | {r['save_p99']:.2f} ms | {r['scrape_p50']:.2f} ms |"
         )

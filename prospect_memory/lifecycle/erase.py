@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import partial
 
 from django.apps import apps
 from django.contrib.admin.models import LogEntry
@@ -202,6 +201,4 @@ def erase_account(account: Account, *, by: str) -> Erased:
                 counts[model._meta.label_lower] = deleted
         # The account, through the ORM: whatever else points at it goes too.
         Account.objects.filter(pk=account_id).delete()
-        for memory in lifecycles():
-            transaction.on_commit(partial(memory.account_erased, account_id))
         return _record(Erasure.Kind.ACCOUNT, account_id, "account", by, counts)

@@ -1,32 +1,36 @@
-"""What a process keeps of the notes its recalls answered with.
+"""What a process keeps of the notes its recalls answered with, and for how long.
 
 Each note a recall gives is decrypted (title, body and its integrity flags), made readable
 (a hidden character shown as U+FFFD), its names made readable and its times written out:
-40% of the instructions a web process spends on the recall of a full dossier. So a process
+about a third of what a web process spends on the recall of a full dossier. So a process
 keeps, for each note it last answered with, the answer as it made it, under the note's
 account and id, beside the row it made it from: every column the answer is made of (the
 three ciphertexts, the source URLs, the dates, the names of who wrote it). A recall that
-reads the same row again is given a copy of the kept answer, its freshness (``stale``,
-``age_days``) worked out for the day of the recall; a row that differs in any column is
-made again, and its answer replaces the one kept. Nothing is invalidated, since nothing is
+reads the same row again is given a copy of the kept answer, its freshness worked out for
+the day of the recall (``rules.freshness``); a row that differs in any column is made
+again, and its answer replaces the one kept. Nothing is invalidated, since nothing is
 trusted but the row itself: a change made in any process reads as another row.
 
 Unlike ``notes.pairs``, this holds notes' text, as the same process holds the keys that
 open every one. An answer is reachable only through the row it was made from, whose
 ciphertexts are bound to their account and note (a row of another account, or another
-note's ciphertext copied in, never matches). The process that erases a company or an
-account drops their answers at commit, and remembers what it erased, so a recall that read
-them before the erasure (or from a replica behind it) does not keep them again; in another
-process they stay, unreachable, until newer answers push them out. Bounded by
-``NOTE_ANSWERS_KEPT_BYTES``, read on every recall (what each answer and its row take, the
-least recently used dropped first, one account holding at most half; 0 keeps none). Made
-under one keyring: a process whose keys change keeps nothing made under the others.
+note's ciphertext copied in, never matches), and it is kept for a while only
+(``NOTE_ANSWERS_KEPT_SECONDS``, from when it was made, however often it is used): a
+company, a member or an account erased leaves every process's memory within that time,
+whichever process erased it, since each drops what is older at every recall and, in a
+thread of its own, at least every ``SWEEP_SECONDS``. Bounded by
+``NOTE_ANSWERS_KEPT_BYTES`` (what each answer and its row take, the oldest dropped first,
+one account holding at most half; 0 keeps none). Both are read on every recall. Made under
+one keyring: a process whose keys change keeps nothing made under the others; a forked
+child keeps nothing of its parent's.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -34,14 +38,14 @@ from typing import cast
 
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.payloads import note_answer_copy
+from prospect_memory.notes.rules import freshness
 
 #: What a kept answer costs beyond the objects :func:`_size` counts: the entry, its key and
 #: the row's tuple, the dates (a test keeps the count above what ``tracemalloc`` measures).
 ENTRY_OVERHEAD_BYTES = 1024
 
-#: How many erased notes and accounts a process remembers (the newest), so that a recall
-#: under way during their erasure does not keep them again.
-ERASED_REMEMBERED = 65_536
+#: How often a process's own thread drops the answers kept too long, recalls or not.
+SWEEP_SECONDS = 30.0
 
 #: Where the recall statement's row holds the note's id, its account and the day it was
 #: observed (``selectors._recall_notes_statement``).
@@ -55,24 +59,25 @@ class _Entry:
     row: tuple
     answer: dict
     size: int
+    made: float  # on the clock below
 
 
 @dataclass(slots=True)
 class _Totals:
     ring: object = None  # the keyring every kept answer was opened with
     bytes: int = 0  # what every kept answer takes
+    sweeping: bool = False  # whether this process's sweeping thread runs
 
 
-_entries: dict[Key, _Entry] = {}  # the least recently used first
+_entries: dict[Key, _Entry] = {}  # the oldest made first
 # Each account's keys in the same order and what they take: holding an account to its
 # share looks at its own keys only.
 _by_account: dict[int, dict[Key, None]] = {}
 _account_bytes: dict[int, int] = {}
 _totals = _Totals()
-# Erased notes and accounts, the oldest first: never kept again.
-_erased_notes: dict[Key, None] = {}
-_erased_accounts: dict[int, None] = {}
 _lock = threading.Lock()
+_wake = threading.Event()  # the sweeping thread sweeps at once (tests)
+_clock = time.monotonic  # the time that answers are kept by (tests move it)
 
 
 def note_answers(
@@ -88,13 +93,12 @@ def note_answers(
         if _totals.ring is not ring or limit <= 0:
             _clear()
             _totals.ring = ring
+        _expire(_clock())
         _within(limit, {row[_ACCOUNT] for row in rows})  # a bound lowered since
         for row in rows:
             entry = _entries.get((row[_ACCOUNT], row[_ID]))
             if entry is not None and entry.row == _comparable(row):
-                _touch((row[_ACCOUNT], row[_ID]))
-                observed = row[_OBSERVED]
-                stale, age_days = observed < cutoff, (today - observed).days
+                stale, age_days = freshness(row[_OBSERVED], today=today, cutoff=cutoff)
                 answers.append(note_answer_copy(entry.answer, stale=stale, age_days=age_days))
             else:
                 missing.append(len(answers))
@@ -102,44 +106,30 @@ def note_answers(
     for position in missing:  # made unlocked: other threads' recalls go on
         answers[position] = make(rows[position])
     if missing and limit > 0:
+        made = _clock()
         with _lock:
             if _totals.ring is ring:
                 for position in missing:
                     row, answer = rows[position], cast(dict, answers[position])
-                    _keep((row[_ACCOUNT], row[_ID]), _comparable(row), answer, limit)
+                    _keep((row[_ACCOUNT], row[_ID]), _comparable(row), answer, limit, made)
                     # The recall's own from now on: what is kept is never handed out.
                     answers[position] = note_answer_copy(
                         answer, stale=answer["stale"], age_days=answer["age_days"]
                     )
+                _sweep_in_the_background()
     return answers  # type: ignore[return-value]  # every place filled
 
 
 def forget(account_id: int | None = None, note_ids: list[str] | None = None) -> None:
     """Keep nothing of ``note_ids`` of the account, of every note of the account without
-    them; without an account, nothing at all, and remember no erasure (tests, benchmarks)."""
+    them, of any account without one (tests, benchmarks)."""
     with _lock:
         if account_id is None:
             _clear()
-            _erased_notes.clear()
-            _erased_accounts.clear()
             return
         own = _by_account.get(account_id, {})
         for key in [*own] if note_ids is None else [(account_id, i) for i in note_ids]:
             _drop(key)
-
-
-def erased(account_id: int, note_ids: list[str] | None = None) -> None:
-    """``note_ids`` of the account (every note of it without them) were erased: what is
-    kept of them is dropped, and they are never kept again."""
-    with _lock:
-        if note_ids is None:
-            _remember(_erased_accounts, account_id)
-            for key in [*_by_account.get(account_id, {})]:
-                _drop(key)
-            return
-        for note_id in note_ids:
-            _remember(_erased_notes, (account_id, note_id))
-            _drop((account_id, note_id))
 
 
 def kept_bytes() -> int:
@@ -169,47 +159,40 @@ def _size(row: tuple, answer: dict) -> int:
     return size
 
 
-def _remember(erased: dict, key: object) -> None:
-    """Put ``key`` among the erased, the oldest forgotten beyond the bound (the lock held)."""
-    erased[key] = None
-    if len(erased) > ERASED_REMEMBERED:
-        del erased[next(iter(erased))]
-
-
-def _touch(key: Key) -> None:
-    """``key`` as the most recently used (the lock held)."""
-    _entries[key] = _entries.pop(key)
-    own = _by_account[key[0]]
-    del own[key]
-    own[key] = None
+def _expire(now: float) -> None:
+    """Drop every answer kept longer than the settings allow (the lock held)."""
+    oldest = now - notes_settings.NOTE_ANSWERS_KEPT_SECONDS
+    while _entries:
+        key = next(iter(_entries))
+        if _entries[key].made > oldest:
+            return
+        _drop(key)
 
 
 def _within(limit: int, accounts: set[int]) -> None:
     """All the kept answers within ``limit``, and each of ``accounts`` within its half (the
     lock held)."""
     while _entries and _totals.bytes > limit:
-        _drop(next(iter(_entries)))  # the least recently used of all
+        _drop(next(iter(_entries)))  # the oldest of all
     for account in accounts:
         own = _by_account.get(account, {})
         while own and _account_bytes[account] > limit // 2:
             _drop(next(iter(own)))
 
 
-def _keep(key: Key, row: tuple, answer: dict, limit: int) -> None:
+def _keep(key: Key, row: tuple, answer: dict, limit: int, made: float) -> None:
     """Keep ``answer`` made from ``row`` under ``key`` (the lock held)."""
     _drop(key)
-    if key in _erased_notes or key[0] in _erased_accounts:
-        return  # read before its erasure, or from a replica behind it
     size = _size(row, answer)
     if size > limit // 2:
         return  # more than an account's share: never kept
     account = key[0]
     own = _by_account.get(account, {})
     while own and _account_bytes[account] + size > limit // 2:
-        _drop(next(iter(own)))  # the account's least recently used: its share is half
+        _drop(next(iter(own)))  # the account's oldest: its share is half
     while _entries and _totals.bytes + size > limit:
-        _drop(next(iter(_entries)))  # the least recently used of all
-    _entries[key] = _Entry(row, answer, size)
+        _drop(next(iter(_entries)))  # the oldest of all
+    _entries[key] = _Entry(row, answer, size, made)
     _by_account.setdefault(account, {})[key] = None
     _account_bytes[account] = _account_bytes.get(account, 0) + size
     _totals.bytes += size
@@ -234,3 +217,29 @@ def _clear() -> None:
     _by_account.clear()
     _account_bytes.clear()
     _totals.bytes = 0
+
+
+def _sweep_in_the_background() -> None:
+    """Start this process's sweeping thread, once it keeps something (the lock held)."""
+    if not _totals.sweeping:
+        _totals.sweeping = True
+        threading.Thread(target=_sweep, name="kept-answers-sweep", daemon=True).start()
+
+
+def _sweep() -> None:
+    while True:
+        _wake.wait(SWEEP_SECONDS)
+        _wake.clear()
+        with _lock:
+            _expire(_clock())
+
+
+def _in_a_forked_child() -> None:
+    """A child keeps nothing of its parent's, and has no sweeping thread yet."""
+    global _lock, _wake
+    _lock, _wake = threading.Lock(), threading.Event()
+    _clear()
+    _totals.ring, _totals.sweeping = None, False
+
+
+os.register_at_fork(after_in_child=_in_a_forked_child)

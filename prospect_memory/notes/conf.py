@@ -30,9 +30,11 @@ DEFAULTS: dict[str, Any] = {
     # with the window's square (1,225 for a window of 50). 0 keeps none.
     "OVERLAP_PAIRS_KEPT": 512,
     # What the notes' answers a process keeps from its recalls may take (notes.answers): a
-    # full dossier of 50 notes of 1-2 KB takes about 250 KB, so 32 MiB keeps about 130
-    # companies' (fewer for longer notes). 0 keeps none.
+    # full dossier of 50 notes of 1-2 KB takes about 200 KB, so 32 MiB keeps about 160
+    # companies' (fewer for longer notes). 0 keeps none. And how long one is kept from when
+    # it was made: an erased note leaves every process's memory within that time.
     "NOTE_ANSWERS_KEPT_BYTES": 32 * 1024 * 1024,
+    "NOTE_ANSWERS_KEPT_SECONDS": 300,
     "OVERLAP_EXCERPT_CHARS": 300,
     "RECALL_PAYLOAD_MAX_BYTES": 100 * 1024,
     # Listing notes over the API.

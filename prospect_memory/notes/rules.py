@@ -247,6 +247,12 @@ def is_stale(observed_at: date, today: date | None = None) -> bool:
     return observed_at < stale_cutoff(today)
 
 
+def freshness(observed_at: date, *, today: date, cutoff: date) -> tuple[bool, int]:
+    """A note's ``stale`` and ``age_days`` on ``today``, whose :func:`stale_cutoff` is
+    ``cutoff`` (looked up once by a reader of many notes)."""
+    return observed_at < cutoff, (today - observed_at).days
+
+
 def dossier_stale(newest_observed_at: date | None, today: date | None = None) -> bool:
     """A dossier is stale when its newest note is stale, or it has no notes at all."""
     return newest_observed_at is None or is_stale(newest_observed_at, today)

@@ -38,6 +38,7 @@ from prospect_memory.notes.rules import (
     NEWEST_FIRST,
     compaction_suggested,
     dossier_stale,
+    freshness,
     stale_cutoff,
     stop_reasons,
     utc_today,
@@ -302,6 +303,7 @@ def note_view(note: Note, *, domain: str, today: date | None = None) -> NoteView
         if note.oauth_application_id and note.oauth_application
         else None
     )
+    stale, age_days = freshness(note.observed_at, today=today, cutoff=stale_cutoff(today))
     return NoteView(
         id=str(note.id),
         domain=domain,
@@ -310,8 +312,8 @@ def note_view(note: Note, *, domain: str, today: date | None = None) -> NoteView
         source_urls=list(note.source_urls),
         observed_at=note.observed_at,
         created_at=note.created_at,
-        stale=note.observed_at < stale_cutoff(today),
-        age_days=(today - note.observed_at).days,
+        stale=stale,
+        age_days=age_days,
         member=member,
         oauth_client=client,
         flags=note.flags,
@@ -328,6 +330,7 @@ def note_view_from_row(row: tuple, *, domain: str, today: date, ring, cutoff: da
      member, client, integrity_token) = row  # fmt: skip
     where = {"table": NOTE_TABLE, "account_id": account_id, "row_id": note_id, "ring": ring}
     flags = flags_from_row(integrity_token, **where)
+    stale, age_days = freshness(observed_at, today=today, cutoff=cutoff)
     return NoteView(
         id=note_id,
         domain=domain,
@@ -336,8 +339,8 @@ def note_view_from_row(row: tuple, *, domain: str, today: date, ring, cutoff: da
         source_urls=source_urls,
         observed_at=observed_at,
         created_at=created_at,
-        stale=observed_at < cutoff,
-        age_days=(today - observed_at).days,
+        stale=stale,
+        age_days=age_days,
         member=member,
         oauth_client=client,
         flags=flags,
@@ -356,8 +359,7 @@ def note_answer_from_row(row: tuple, *, today: date, ring, cutoff: date) -> dict
         unseal_bound(body_token, row=bound, field=b"body", ring=ring),
         source_urls,
         observed_at,
-        observed_at < cutoff,
-        (today - observed_at).days,
+        *freshness(observed_at, today=today, cutoff=cutoff),
         created_at,
         readable_name(member) if member else member,
         readable_name(client) if client else client,

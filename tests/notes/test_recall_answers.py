@@ -3,7 +3,9 @@ the very row they were made from, fresh for the day, never another account's or 
 note's, dropped with an erasure or a change of keys, bounded."""
 
 import gc
+import os
 import threading
+import time
 import tracemalloc
 from datetime import timedelta
 
@@ -12,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from prospect_memory.core.crypto import DecryptionError, Keyring, generate_key
-from prospect_memory.lifecycle.erase import erase_account, erase_company
+from prospect_memory.lifecycle.erase import erase_company
 from prospect_memory.notes import answers, selectors
 from prospect_memory.notes.models import Note
 from prospect_memory.notes.rules import utc_today
@@ -87,7 +89,9 @@ def test_a_recall_again_opens_nothing_and_answers_as_one_made_anew(
     assert [list(note) for note in again] == [list(note) for note in first]  # keys' order
 
 
-def test_a_kept_answer_is_as_fresh_as_the_day_of_the_recall(admin_actor, limits, decrypted):
+def test_a_kept_answer_is_as_fresh_as_the_day_of_the_recall(
+    admin_actor, limits, decrypted, monkeypatch
+):
     observed = utc_today() - timedelta(days=5)
     save_note(admin_actor, observed_at=observed.isoformat())
     [note] = notes_of(admin_actor)
@@ -95,8 +99,11 @@ def test_a_kept_answer_is_as_fresh_as_the_day_of_the_recall(admin_actor, limits,
     opened = len(decrypted)
     limits(STALE_AFTER_DAYS=3)
     [note] = notes_of(admin_actor)
-    assert len(decrypted) == opened  # kept, and fresh all the same
     assert (note["stale"], note["age_days"]) == (True, 5)
+    monkeypatch.setattr(selectors, "utc_today", lambda: observed + timedelta(days=6))  # a day on
+    [note] = notes_of(admin_actor)
+    assert len(decrypted) == opened  # kept, and fresh all the same
+    assert (note["stale"], note["age_days"]) == (True, 6)
     assert [note] == as_made_anew(admin_actor)
 
 
@@ -117,13 +124,30 @@ def test_a_row_changed_in_any_column_is_answered_anew(
     [note] = notes_of(admin_actor)
     assert note["attribution"]["member"] == "renamed"
 
-    # Sealed again under a new key: new ciphertexts, the same text, opened anew.
+    agent_actor.oauth_application.name = "Renamed agent"
+    agent_actor.oauth_application.save()
+    [note] = notes_of(admin_actor)
+    assert note["attribution"]["oauth_client"] == "Renamed agent"
+
+    for column, value in [("source_urls", ["https://acme.dev/elsewhere"]),
+                          ("observed_at", utc_today() - timedelta(days=2))]:  # fmt: skip
+        Note.objects.filter(pk=saved.note.id).update(**{column: value})
+        [note] = notes_of(admin_actor)
+        assert [note] == as_made_anew(admin_actor)
+    assert (note["source_urls"], note["age_days"]) == (["https://acme.dev/elsewhere"], 2)
+
+
+def test_notes_sealed_again_under_a_new_key_are_opened_anew(admin_actor, settings, decrypted):
     from django.core.management import call_command
 
+    save_note(admin_actor)
+    [note] = notes_of(admin_actor)
     keys = [generate_key(), *settings.PROSPECT_MEMORY["ENCRYPTION_KEYS"]]
     settings.PROSPECT_MEMORY = {**settings.PROSPECT_MEMORY, "ENCRYPTION_KEYS": keys}
     call_command("reencrypt", verbosity=0)
+    opened = len(decrypted)
     [again] = notes_of(admin_actor)
+    assert len(decrypted) > opened  # new ciphertexts: another row
     assert [again] == [note] == as_made_anew(admin_actor)
 
 
@@ -151,9 +175,9 @@ def test_another_accounts_ciphertext_copied_in_is_never_answered(admin_actor, ri
     copy_into(other)
     with pytest.raises(DecryptionError):
         notes_of(admin_actor, "beta.dev")
-    assert all(
-        key[0] == admin_actor.account.pk or key[1] != str(mine.id) for key in answers._entries
-    )
+    rivals = [e.answer for (a, _), e in answers._entries.items() if a == rival_actor.account.pk]
+    assert rivals
+    assert all("secret" not in answer["body"] for answer in rivals)
 
 
 def test_what_is_kept_is_bounded_and_shared(admin_actor, rival_actor, limits):
@@ -239,69 +263,64 @@ def test_new_keys_keep_nothing_made_under_the_old(admin_actor, settings, decrypt
     assert len(decrypted) > opened
 
 
-def test_an_erased_company_or_account_leaves_nothing_kept(
-    admin_actor, rival_actor, django_capture_on_commit_callbacks
-):
+@pytest.fixture
+def clock(monkeypatch) -> list[float]:
+    """The time answers are kept by, in seconds: ``clock[0] += 1`` moves it on."""
+    now = [1000.0]
+    monkeypatch.setattr(answers, "_clock", lambda: now[0])
+    return now
+
+
+def test_an_answer_is_kept_for_a_while_from_when_it_was_made(admin_actor, limits, decrypted, clock):
     save_note(admin_actor)
-    save_note(admin_actor, domain="beta.dev")
-    save_note(rival_actor)
-    notes_of(admin_actor), notes_of(admin_actor, "beta.dev"), notes_of(rival_actor)
-    with django_capture_on_commit_callbacks(execute=True):
-        erase_company(actor=admin_actor, domain="acme.dev")
-    kept = {(a, Note.objects.get(pk=n).dossier.domain) for a, n in answers._entries}
-    assert kept == {(admin_actor.account.pk, "beta.dev"), (rival_actor.account.pk, "acme.dev")}
-    with django_capture_on_commit_callbacks(execute=True):
-        erase_account(rival_actor.account, by="test")
-    assert {a for a, _ in answers._entries} == {admin_actor.account.pk}
-    accounted()
+    limits(NOTE_ANSWERS_KEPT_SECONDS=10)
+    notes_of(admin_actor)
+    opened = len(decrypted)
+    clock[0] += 9.9
+    notes_of(admin_actor)
+    assert len(decrypted) == opened  # kept
+    clock[0] += 0.1
+    notes_of(admin_actor)
+    assert len(decrypted) > opened  # ten seconds since it was made, used or not: made again
 
 
-def recall_paused_before_keeping(monkeypatch, actor, domain="acme.dev"):
-    """A recall in another thread (a gthread worker's) that has read its rows and made its
-    answers, held before it keeps them until ``go`` is set."""
-    made, go = threading.Event(), threading.Event()
-    make = selectors.note_answer_from_row
-
-    def slow_make(row, **kw):
-        answer = make(row, **kw)
-        made.set()
-        go.wait(10)
-        return answer
-
-    monkeypatch.setattr(selectors, "note_answer_from_row", slow_make)
-
-    def run():
-        try:
-            notes_of(actor, domain)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    assert made.wait(10)
-    return thread, go
-
-
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("erasure", ["company", "account"])
-def test_a_recall_under_way_during_an_erasure_keeps_nothing_of_it(
-    admin_actor, monkeypatch, erasure
+def test_an_erased_company_leaves_every_process_in_the_kept_time(
+    admin_actor, limits, monkeypatch, clock
 ):
-    """Its rows read before the erasure committed (as a replica behind it would give
-    them): answered, and not kept after the erasure dropped what was."""
+    """Whichever process erased it: each drops what it kept too long at every recall of
+    any company, and in a thread of its own with no recall at all."""
     save_note(admin_actor, body="Acme's pricing: 40 EUR a seat.")
     save_note(admin_actor, domain="beta.dev", body=BETA)
+    notes_of(admin_actor)
+    limits(NOTE_ANSWERS_KEPT_SECONDS=10)
+    erase_company(actor=admin_actor, domain="acme.dev")
+    assert [e.answer["body"] for e in answers._entries.values()] == [
+        "Acme's pricing: 40 EUR a seat."
+    ]  # unreachable (its row is gone), until it is dropped
+    clock[0] += 10
     notes_of(admin_actor, "beta.dev")
-    thread, go = recall_paused_before_keeping(monkeypatch, admin_actor)
-    if erasure == "company":
-        erase_company(actor=admin_actor, domain="acme.dev")
-    else:
-        erase_account(admin_actor.account, by="test")
-    go.set()
-    thread.join()
-    kept = [entry.answer["body"] for entry in answers._entries.values()]
-    assert kept == ([] if erasure == "account" else [BETA])
+    assert [e.answer["body"] for e in answers._entries.values()] == [BETA]
+    assert any(t.name == "kept-answers-sweep" and t.is_alive() for t in threading.enumerate())
+    clock[0] += 10
+    monkeypatch.setattr(answers, "SWEEP_SECONDS", 0.05)
+    answers._wake.set()  # the thread sweeps now, then every 0.05 s
+    deadline = time.monotonic() + 5
+    while answers._entries and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not answers._entries
+    assert answers.kept_bytes() == 0
     accounted()
+
+
+def test_a_forked_child_keeps_nothing_of_its_parents(admin_actor):
+    save_note(admin_actor)
+    notes_of(admin_actor)
+    assert answers._entries
+    child = os.fork()
+    if child == 0:  # pragma: no cover  (the child's outcome is its exit status)
+        os._exit(0 if not answers._entries and not answers._totals.sweeping else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 @pytest.mark.django_db(transaction=True)
@@ -311,7 +330,10 @@ def test_recalls_in_threads_share_what_is_kept_and_answer_right(admin_actor, lim
         for i in range(3):
             save_note(admin_actor, domain=domain, body=f"{domain} note {i} " + "z" * 500)
     expected = {domain: as_made_anew(admin_actor, domain) for domain in domains}
-    size = answers.kept_bytes() // len(domains)
+    answers.forget()
+    for domain in domains:
+        notes_of(admin_actor, domain)
+    size = answers.kept_bytes() // len(domains)  # one company's
     limits(NOTE_ANSWERS_KEPT_BYTES=size * 6)  # three companies an account: entries churn
     answers.forget()
     wrong: list[str] = []
@@ -334,12 +356,17 @@ def test_recalls_in_threads_share_what_is_kept_and_answer_right(admin_actor, lim
     assert 0 < sum(accounted().values()) <= size * 3
 
 
-@pytest.mark.parametrize("value", ["33554432", True, -1, 2.5])
-def test_a_kept_size_that_is_no_whole_number_stops_the_start(limits, value):
+@pytest.mark.parametrize(
+    ("name", "value", "check"),
+    [
+        *[("NOTE_ANSWERS_KEPT_BYTES", v, "E009") for v in ["33554432", True, -1, 2.5]],
+        *[("NOTE_ANSWERS_KEPT_SECONDS", v, "E010") for v in ["300", 0, -1, 0.5]],
+    ],
+)
+def test_a_kept_size_or_time_that_is_no_whole_number_stops_the_start(limits, name, value, check):
     from prospect_memory.notes.checks import check_what_a_process_keeps
 
-    limits(NOTE_ANSWERS_KEPT_BYTES=value)
+    limits(**{name: value})
     [error] = check_what_a_process_keeps(None)
-    assert error.id == "prospect_memory.E009"
-    assert "NOTE_ANSWERS_KEPT_BYTES" in error.msg
-    assert "bytes" in error.msg
+    assert error.id == f"prospect_memory.{check}"
+    assert name in error.msg

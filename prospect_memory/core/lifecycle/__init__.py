@@ -125,9 +125,6 @@ class MemoryLifecycle:
     #: Before an account's rows go: the locks its writers take, so a write under way
     #: finishes first.
     lock_account: Callable[[int], None] = lambda account_id: None
-    #: Once an account's erasure is committed: what this process keeps of it in memory,
-    #: dropped (another process's is unreachable, and goes as that process keeps more).
-    account_erased: Callable[[int], None] = lambda account_id: None
     #: The retention settings it owns beyond the lifecycle's, and one run's removals by
     #: rule name.
     retention_rules: Callable[[], list[Rule]] = list

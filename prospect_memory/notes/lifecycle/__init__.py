@@ -11,7 +11,6 @@ and ``retention`` (audit events, archived notes).
 from __future__ import annotations
 
 from prospect_memory.core.lifecycle import MemoryLifecycle
-from prospect_memory.notes import answers
 from prospect_memory.notes.lifecycle.erasure import company_footprint, erase_company, member_leaving
 from prospect_memory.notes.lifecycle.export import records
 from prospect_memory.notes.lifecycle.imports import NotesImporter, held
@@ -27,5 +26,4 @@ LIFECYCLE = MemoryLifecycle(
     erase_company=erase_company,
     member_leaving=member_leaving,
     retain=retain,
-    account_erased=answers.erased,
 )

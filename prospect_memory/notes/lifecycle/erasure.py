@@ -3,7 +3,6 @@ its dossier's lock, and a departing member's attributions."""
 
 from __future__ import annotations
 
-from django.db import transaction
 from django.db.models import Q
 
 from outreach.access import Actor
@@ -13,7 +12,6 @@ from prospect_memory.core.lifecycle.removing import (
     forget_admin_log,
 )
 from prospect_memory.core.models import delete_in_account
-from prospect_memory.notes import answers
 from prospect_memory.notes.models import AuditEvent, Compaction, Dossier, Note
 from prospect_memory.notes.services.dossiers import lock_dossier
 
@@ -57,8 +55,6 @@ def erase_company(actor: Actor, domain: str) -> dict[str, int]:
     delete_in_account(Note, account_id, dossier=dossier)
     delete_in_account(Dossier, account_id, pk=dossier.pk)
     audit_events, _ = AuditEvent.objects.filter(account=actor.account, domain=domain).delete()
-    erased = [str(note_id) for note_id in note_ids]
-    transaction.on_commit(lambda: answers.erased(account_id, erased))
     return {
         "notes": len(note_ids) - archived,
         "archived_notes": archived,
