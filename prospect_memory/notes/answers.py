@@ -34,15 +34,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.payloads import note_answer_copy
 from prospect_memory.notes.rules import freshness
 
-#: What a kept answer costs beyond the objects :func:`_size` counts: the entry, its key and
-#: the row's tuple, the dates (a test keeps the count above what ``tracemalloc`` measures).
-ENTRY_OVERHEAD_BYTES = 1024
+if TYPE_CHECKING:
+    from prospect_memory.core.crypto import Keyring
+
+#: What a kept answer costs beyond the texts :func:`_size` counts (the answer's dicts, the
+#: entry, its key, the row's tuple, the dates and times), and what each of its flags does
+#: beyond its quote and explanation: a test keeps the count above what ``tracemalloc``
+#: measures, for plain notes and for notes of ten flags.
+ENTRY_OVERHEAD_BYTES = 2048
+FLAG_OVERHEAD_BYTES = 512
 
 #: How often a process's own thread drops the answers kept too long, recalls or not.
 SWEEP_SECONDS = 30.0
@@ -64,7 +70,7 @@ class _Entry:
 
 @dataclass(slots=True)
 class _Totals:
-    ring: object = None  # the keyring every kept answer was opened with
+    ring: Keyring | None = None  # the keyring every kept answer was opened with
     bytes: int = 0  # what every kept answer takes
     sweeping: bool = False  # whether this process's sweeping thread runs
 
@@ -81,7 +87,7 @@ _clock = time.monotonic  # the time that answers are kept by (tests move it)
 
 
 def note_answers(
-    rows: list[tuple], *, today: date, cutoff: date, ring: object, make: Callable[[tuple], dict]
+    rows: list[tuple], *, today: date, cutoff: date, ring: Keyring, make: Callable[[tuple], dict]
 ) -> list[dict]:
     """The answers of the recall statement's ``rows``, in order, each the recall's own: a
     copy of the one kept where its row is the same, with its freshness for ``today``; the
@@ -143,19 +149,15 @@ def _comparable(row: tuple) -> tuple:
 
 
 def _size(row: tuple, answer: dict) -> int:
-    """What keeping ``answer`` made from ``row`` takes: each object of the answer (its
-    strings, dicts and lists: the flags and their quotes too) and the row's own (its
-    ciphertexts, URLs and names), beside a fixed part."""
-    size = ENTRY_OVERHEAD_BYTES + sum(sys.getsizeof(value) for value in row if value)
-    size += sum(sys.getsizeof(url) for url in row[4])
-    objects = [answer]
-    while objects:
-        value = objects.pop()
-        size += sys.getsizeof(value)
-        if isinstance(value, dict):
-            objects.extend(value.values())
-        elif isinstance(value, list):
-            objects.extend(value)
+    """What keeping ``answer`` made from ``row`` takes: its texts and the row's (the
+    ciphertexts, URLs and names), each flag with its quote and explanation, and a fixed
+    part for the containers."""
+    texts = (answer["title"], answer["body"], *row[2:4], *row[7:10], *row[4])
+    size = ENTRY_OVERHEAD_BYTES + sum(map(sys.getsizeof, filter(None, texts)))
+    for flag in answer.get("integrity", {}).get("flags", ()):
+        size += (
+            FLAG_OVERHEAD_BYTES + sys.getsizeof(flag["text"]) + sys.getsizeof(flag["explanation"])
+        )
     return size
 
 
