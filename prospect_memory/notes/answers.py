@@ -37,6 +37,7 @@ from datetime import date
 from typing import TYPE_CHECKING, cast
 
 from prospect_memory.notes.conf import notes_settings
+from prospect_memory.notes.kept import Places
 from prospect_memory.notes.payloads import note_answer_copy
 from prospect_memory.notes.rules import freshness
 
@@ -64,22 +65,16 @@ Key = tuple[int, str]  # account, note id
 class _Entry:
     row: tuple
     answer: dict
-    size: int
     made: float  # on the clock below
 
 
 @dataclass(slots=True)
 class _Totals:
     ring: Keyring | None = None  # the keyring every kept answer was opened with
-    bytes: int = 0  # what every kept answer takes
     sweeping: bool = False  # whether this process's sweeping thread runs
 
 
-_entries: dict[Key, _Entry] = {}  # the oldest made first
-# Each account's keys in the same order and what they take: holding an account to its
-# share looks at its own keys only.
-_by_account: dict[int, dict[Key, None]] = {}
-_account_bytes: dict[int, int] = {}
+_kept: Places[Key, _Entry] = Places()  # at what each takes, the oldest made first
 _totals = _Totals()
 _lock = threading.Lock()
 _wake = threading.Event()  # the sweeping thread sweeps at once (tests)
@@ -97,12 +92,12 @@ def note_answers(
     limit = notes_settings.NOTE_ANSWERS_KEPT_BYTES
     with _lock:
         if _totals.ring is not ring or limit <= 0:
-            _clear()
+            _kept.clear()
             _totals.ring = ring
         _expire(_clock())
-        _within(limit, {row[_ACCOUNT] for row in rows})  # a bound lowered since
+        _kept.within(limit, {row[_ACCOUNT] for row in rows})  # a bound lowered since
         for row in rows:
-            entry = _entries.get((row[_ACCOUNT], row[_ID]))
+            entry = _kept.get((row[_ACCOUNT], row[_ID]))
             if entry is not None and entry.row == _comparable(row):
                 stale, age_days = freshness(row[_OBSERVED], today=today, cutoff=cutoff)
                 answers.append(note_answer_copy(entry.answer, stale=stale, age_days=age_days))
@@ -117,7 +112,8 @@ def note_answers(
             if _totals.ring is ring:
                 for position in missing:
                     row, answer = rows[position], cast(dict, answers[position])
-                    _keep((row[_ACCOUNT], row[_ID]), _comparable(row), answer, limit, made)
+                    entry = _Entry(_comparable(row), answer, made)
+                    _kept.put((row[_ACCOUNT], row[_ID]), entry, _size(row, answer), limit)
                     # The recall's own from now on: what is kept is never handed out.
                     answers[position] = note_answer_copy(
                         answer, stale=answer["stale"], age_days=answer["age_days"]
@@ -131,16 +127,16 @@ def forget(account_id: int | None = None, note_ids: list[str] | None = None) -> 
     them, of any account without one (tests, benchmarks)."""
     with _lock:
         if account_id is None:
-            _clear()
+            _kept.clear()
             return
-        own = _by_account.get(account_id, {})
-        for key in [*own] if note_ids is None else [(account_id, i) for i in note_ids]:
-            _drop(key)
+        own = _kept.of_account(account_id)
+        for key in own if note_ids is None else [(account_id, i) for i in note_ids]:
+            _kept.drop(key)
 
 
 def kept_bytes() -> int:
     """What the kept answers take, as they are counted against the bound."""
-    return _totals.bytes
+    return _kept.cost
 
 
 def _comparable(row: tuple) -> tuple:
@@ -164,61 +160,8 @@ def _size(row: tuple, answer: dict) -> int:
 def _expire(now: float) -> None:
     """Drop every answer kept longer than the settings allow (the lock held)."""
     oldest = now - notes_settings.NOTE_ANSWERS_KEPT_SECONDS
-    while _entries:
-        key = next(iter(_entries))
-        if _entries[key].made > oldest:
-            return
-        _drop(key)
-
-
-def _within(limit: int, accounts: set[int]) -> None:
-    """All the kept answers within ``limit``, and each of ``accounts`` within its half (the
-    lock held)."""
-    while _entries and _totals.bytes > limit:
-        _drop(next(iter(_entries)))  # the oldest of all
-    for account in accounts:
-        own = _by_account.get(account, {})
-        while own and _account_bytes[account] > limit // 2:
-            _drop(next(iter(own)))
-
-
-def _keep(key: Key, row: tuple, answer: dict, limit: int, made: float) -> None:
-    """Keep ``answer`` made from ``row`` under ``key`` (the lock held)."""
-    _drop(key)
-    size = _size(row, answer)
-    if size > limit // 2:
-        return  # more than an account's share: never kept
-    account = key[0]
-    own = _by_account.get(account, {})
-    while own and _account_bytes[account] + size > limit // 2:
-        _drop(next(iter(own)))  # the account's oldest: its share is half
-    while _entries and _totals.bytes + size > limit:
-        _drop(next(iter(_entries)))  # the oldest of all
-    _entries[key] = _Entry(row, answer, size, made)
-    _by_account.setdefault(account, {})[key] = None
-    _account_bytes[account] = _account_bytes.get(account, 0) + size
-    _totals.bytes += size
-
-
-def _drop(key: Key) -> None:
-    """Keep nothing of ``key`` (the lock held)."""
-    entry = _entries.pop(key, None)
-    if entry is None:
-        return
-    account = key[0]
-    own = _by_account[account]
-    del own[key]
-    _account_bytes[account] -= entry.size
-    _totals.bytes -= entry.size
-    if not own:
-        del _by_account[account], _account_bytes[account]
-
-
-def _clear() -> None:
-    _entries.clear()
-    _by_account.clear()
-    _account_bytes.clear()
-    _totals.bytes = 0
+    while (key := _kept.first()) is not None and cast(_Entry, _kept.get(key)).made <= oldest:
+        _kept.drop(key)
 
 
 def _sweep_in_the_background() -> None:
@@ -240,7 +183,7 @@ def _in_a_forked_child() -> None:
     """A child keeps nothing of its parent's, and has no sweeping thread yet."""
     global _lock, _wake
     _lock, _wake = threading.Lock(), threading.Event()
-    _clear()
+    _kept.clear()
     _totals.ring, _totals.sweeping = None, False
 
 

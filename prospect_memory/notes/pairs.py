@@ -35,6 +35,7 @@ from typing import NamedTuple
 
 from prospect_memory.core.embeddings import get_provider
 from prospect_memory.notes.conf import notes_settings
+from prospect_memory.notes.kept import Places
 from prospect_memory.notes.models import Dossier, Note
 from prospect_memory.notes.rules import ACTIVE_IN_DOSSIER, IN_ITS_DOSSIER, NEWEST_FIRST
 
@@ -144,10 +145,7 @@ def company_key(account_id: int, domain: str) -> Key:
 
 # As the statement orders them: UUIDs in their text form sort as they do in PostgreSQL.
 _NEAREST_FIRST = itemgetter(0, 1, 2)
-_kept: dict[Key, Kept] = {}  # the least recently used first
-# Each account's keys in the same order, so that holding an account to its share looks
-# at its own keys only.
-_by_account: dict[int, dict[Key, None]] = {}
+_kept: Places[Key, Kept] = Places()  # one place each, the least recently used first
 _lock = threading.Lock()
 
 
@@ -172,7 +170,8 @@ def answer_and_keep(key: Key, kept: Kept | None, rows: list[tuple]) -> list[dict
     if known_versions(key, kept) is None:
         kept = None
     if rows[0][1] and kept is not None:
-        _touch(key)
+        with _lock:
+            _kept.to_the_end(key)
         return list(kept.answer)
     versions = next((row[0] for row in rows if row[0] is not None), "")
     ids: dict[str, str] = {}  # each id kept once, however many pairs name it
@@ -190,44 +189,13 @@ def answer_and_keep(key: Key, kept: Kept | None, rows: list[tuple]) -> list[dict
         ordered += [pair for pair in kept.ordered if pair[1] in unchanged and pair[2] in unchanged]
         ordered.sort(key=_NEAREST_FIRST)
     computed = Kept(key.model, key.threshold, versions, [pair[3] for pair in ordered], ordered)
-    _keep(key, computed, worth_keeping=versions.count(" ") >= 1)
-    return list(computed.answer)
-
-
-def _touch(key: Key) -> None:
-    with _lock:
-        entry = _kept.pop(key, None)
-        if entry is not None:
-            _kept[key] = entry  # the most recently used last
-            own = _by_account[key.account]
-            del own[key]
-            own[key] = None
-
-
-def _keep(key: Key, kept: Kept, *, worth_keeping: bool) -> None:
     limit = notes_settings.OVERLAP_PAIRS_KEPT
     with _lock:
-        _drop(key)
-        if not worth_keeping or limit <= 0:
-            return  # fewer than two vectors: nothing a kept answer would save
-        # One account holds at most half the places: its own least recently used goes
-        # first, so no account can push every other's out.
-        own = _by_account.get(key.account, {})
-        while len(own) >= max(1, limit // 2):  # more than one if the limit was lowered
-            _drop(next(iter(own)))
-        while len(_kept) >= limit:
-            _drop(next(iter(_kept)))  # the least recently used
-        _kept[key] = kept
-        _by_account.setdefault(key.account, {})[key] = None
-
-
-def _drop(key: Key) -> None:
-    """Keep nothing of ``key`` (the lock held)."""
-    if _kept.pop(key, None) is not None:
-        own = _by_account[key.account]
-        del own[key]
-        if not own:
-            del _by_account[key.account]
+        _kept.drop(key)
+        # Fewer than two vectors: nothing a kept answer would save.
+        if versions.count(" ") >= 1 and limit > 0:
+            _kept.put(key, computed, 1, limit)
+    return list(computed.answer)
 
 
 def forget_note(key: Key, note_id: str) -> None:
@@ -242,8 +210,8 @@ def forget_note(key: Key, note_id: str) -> None:
                 f"{note_id}:forgotten" if version.partition(":")[0] == note_id else version
                 for version in kept.versions.split()
             ]
-            _kept[key] = Kept(
-                kept.model, kept.threshold, " ".join(versions), kept.answer, kept.ordered
+            _kept.replace(
+                key, Kept(kept.model, kept.threshold, " ".join(versions), kept.answer, kept.ordered)
             )
 
 
@@ -253,6 +221,5 @@ def forget(key: Key | None = None) -> None:
     with _lock:
         if key is None:
             _kept.clear()
-            _by_account.clear()
         else:
-            _drop(key)
+            _kept.drop(key)

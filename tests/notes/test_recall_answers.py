@@ -62,14 +62,11 @@ def as_made_anew(actor, domain="acme.dev") -> list[dict]:
 
 
 def accounted() -> dict[int, int]:
-    """What each account's kept answers take; the totals agree with the entries."""
-    by_account: dict[int, int] = {}
-    for (account, _), entry in answers._entries.items():
-        by_account[account] = by_account.get(account, 0) + entry.size
-    assert by_account == answers._account_bytes
-    assert {a: list(keys) for a, keys in answers._by_account.items()} == {
-        a: [key for key in answers._entries if key[0] == a] for a in by_account
-    }
+    """What each account's kept answers take; each account's own list of its keys, in the
+    same order, and the total say the same."""
+    by_account = {key[0]: answers._kept.account_cost(key[0]) for key in answers._kept}
+    for account in by_account:
+        assert answers._kept.of_account(account) == [k for k in answers._kept if k[0] == account]
     assert sum(by_account.values()) == answers.kept_bytes()
     return by_account
 
@@ -175,7 +172,7 @@ def test_another_accounts_ciphertext_copied_in_is_never_answered(admin_actor, ri
     copy_into(other)
     with pytest.raises(DecryptionError):
         notes_of(admin_actor, "beta.dev")
-    rivals = [e.answer for (a, _), e in answers._entries.items() if a == rival_actor.account.pk]
+    rivals = [e.answer for (a, _), e in answers._kept.items() if a == rival_actor.account.pk]
     assert rivals
     assert all("secret" not in answer["body"] for answer in rivals)
 
@@ -294,20 +291,20 @@ def test_an_erased_company_leaves_every_process_in_the_kept_time(
     notes_of(admin_actor)
     limits(NOTE_ANSWERS_KEPT_SECONDS=10)
     erase_company(actor=admin_actor, domain="acme.dev")
-    assert [e.answer["body"] for e in answers._entries.values()] == [
+    assert [e.answer["body"] for _, e in answers._kept.items()] == [
         "Acme's pricing: 40 EUR a seat."
     ]  # unreachable (its row is gone), until it is dropped
     clock[0] += 10
     notes_of(admin_actor, "beta.dev")
-    assert [e.answer["body"] for e in answers._entries.values()] == [BETA]
+    assert [e.answer["body"] for _, e in answers._kept.items()] == [BETA]
     assert any(t.name == "kept-answers-sweep" and t.is_alive() for t in threading.enumerate())
     clock[0] += 10
     monkeypatch.setattr(answers, "SWEEP_SECONDS", 0.05)
     answers._wake.set()  # the thread sweeps now, then every 0.05 s
     deadline = time.monotonic() + 5
-    while answers._entries and time.monotonic() < deadline:
+    while len(answers._kept) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not answers._entries
+    assert len(answers._kept) == 0
     assert answers.kept_bytes() == 0
     accounted()
 
@@ -315,10 +312,10 @@ def test_an_erased_company_leaves_every_process_in_the_kept_time(
 def test_a_forked_child_keeps_nothing_of_its_parents(admin_actor):
     save_note(admin_actor)
     notes_of(admin_actor)
-    assert answers._entries
+    assert len(answers._kept)
     child = os.fork()
     if child == 0:  # pragma: no cover  (the child's outcome is its exit status)
-        os._exit(0 if not answers._entries and not answers._totals.sweeping else 1)
+        os._exit(0 if not len(answers._kept) and not answers._totals.sweeping else 1)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
 

@@ -13,6 +13,7 @@ from django.db import connection, transaction
 from pgstatements import run
 from prospect_memory.core.embeddings import get_provider
 from prospect_memory.notes import pairs
+from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.models import Note
 from prospect_memory.notes.selectors import dossier_recall
 from prospect_memory.notes.services.notes import note_delete
@@ -43,11 +44,11 @@ def computed(actor, domain="acme.dev") -> dict:
 
 def held_by_account() -> Counter:
     """How many of the kept places each account holds (and each account's own list of its
-    keys, in the same order, says the same)."""
+    keys, in the same order, and its count say the same)."""
     held = Counter(key[0] for key in pairs._kept)
-    assert {account: list(keys) for account, keys in pairs._by_account.items()} == {
-        account: [key for key in pairs._kept if key[0] == account] for account in held
-    }
+    for account in held:
+        assert pairs._kept.of_account(account) == [k for k in pairs._kept if k[0] == account]
+        assert pairs._kept.account_cost(account) == held[account]
     return held
 
 
@@ -60,7 +61,8 @@ def companies_with_a_pair(actor, domains) -> None:
 
 def plant(key, kept) -> None:
     """Put ``kept`` where this process keeps ``key``'s pairs, as if it had computed it."""
-    pairs._keep(key, kept, worth_keeping=True)
+    with pairs._lock:
+        pairs._kept.put(key, kept, 1, notes_settings.OVERLAP_PAIRS_KEPT)
 
 
 def key_of(actor, domain="acme.dev"):
@@ -244,7 +246,7 @@ def test_what_a_process_keeps_is_bounded_and_can_be_nothing(admin_actor, limits)
     limits(OVERLAP_PAIRS_KEPT=0)
     pairs.forget()
     assert [pairs_of(admin_actor, d) for d in domains] == answers
-    assert pairs._kept == {}
+    assert len(pairs._kept) == 0
     assert all(len(a) == 1 for a in answers)
 
 
@@ -276,7 +278,7 @@ def test_a_window_with_nothing_to_compare_is_not_kept(admin_actor):
     assert pairs_of(admin_actor, "unknown.dev") == {}
     save_note(admin_actor, body=BODY)
     assert pairs_of(admin_actor) == {}
-    assert pairs._kept == {}
+    assert len(pairs._kept) == 0
 
 
 def test_the_least_recently_used_is_dropped_first(admin_actor, limits):
