@@ -1,5 +1,5 @@
-"""Small helpers shared by tests: waiting on other processes, issuing a token, a lock held
-by another session."""
+"""Small helpers shared by tests: waiting on other processes, recalls in threads, issuing a
+token, a lock held by another session."""
 
 import re
 import threading
@@ -19,6 +19,32 @@ def wait_for(condition, timeout: float = 60.0, what: str = "condition", every: f
             return
         time.sleep(every)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def recalled_in_threads(recall, domains: list[str], expected: dict, *, threads: int = 4) -> list:
+    """``threads`` threads each recall ``domains`` 30 times in turn, each from its own place
+    (``recall(domain)``): every answer not ``expected[domain]``, and whatever was raised."""
+    from django.db import connection
+
+    wrong: list = []
+
+    def recall_many(offset: int) -> None:
+        try:
+            for i in range(30):
+                domain = domains[(i + offset) % len(domains)]
+                if recall(domain) != expected[domain]:
+                    wrong.append(domain)
+        except BaseException as error:  # reported by the caller's thread
+            wrong.append(error)
+        finally:
+            connection.close()
+
+    started = [threading.Thread(target=recall_many, args=(n,)) for n in range(threads)]
+    for thread in started:
+        thread.start()
+    for thread in started:
+        thread.join()
+    return wrong
 
 
 def bearer(member, scopes=READ_WRITE, *, client_name="Claude Code") -> dict:

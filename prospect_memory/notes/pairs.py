@@ -191,10 +191,11 @@ def answer_and_keep(key: Key, kept: Kept | None, rows: list[tuple]) -> list[dict
     computed = Kept(key.model, key.threshold, versions, [pair[3] for pair in ordered], ordered)
     limit = notes_settings.OVERLAP_PAIRS_KEPT
     with _lock:
-        _kept.drop(key)
         # Fewer than two vectors: nothing a kept answer would save.
         if versions.count(" ") >= 1 and limit > 0:
-            _kept.put(key, computed, 1, limit)
+            _kept.put(key, computed, 1, limit)  # in place of what the key kept
+        else:
+            _kept.drop(key)
     return list(computed.answer)
 
 

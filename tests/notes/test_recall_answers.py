@@ -5,7 +5,6 @@ note's, dropped with an erasure or a change of keys, bounded."""
 import gc
 import os
 import threading
-import time
 import tracemalloc
 from datetime import timedelta
 
@@ -21,6 +20,7 @@ from prospect_memory.notes.rules import utc_today
 from prospect_memory.notes.selectors import dossier_recall
 from prospect_memory.notes.services.notes import note_unflag
 from tests.factories import save_note
+from tests.helpers import recalled_in_threads, wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -301,9 +301,7 @@ def test_an_erased_company_leaves_every_process_in_the_kept_time(
     clock[0] += 10
     monkeypatch.setattr(answers, "SWEEP_SECONDS", 0.05)
     answers._wake.set()  # the thread sweeps now, then every 0.05 s
-    deadline = time.monotonic() + 5
-    while len(answers._kept) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: len(answers._kept) == 0, timeout=5, what="the thread to sweep")
     assert len(answers._kept) == 0
     assert answers.kept_bytes() == 0
     accounted()
@@ -333,22 +331,7 @@ def test_recalls_in_threads_share_what_is_kept_and_answer_right(admin_actor, lim
     size = answers.kept_bytes() // len(domains)  # one company's
     limits(NOTE_ANSWERS_KEPT_BYTES=size * 6)  # three companies an account: entries churn
     answers.forget()
-    wrong: list[str] = []
-
-    def recall(offset: int) -> None:
-        try:
-            for i in range(30):
-                domain = domains[(i + offset) % len(domains)]
-                if notes_of(admin_actor, domain) != expected[domain]:
-                    wrong.append(domain)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=recall, args=(n,)) for n in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    wrong = recalled_in_threads(lambda domain: notes_of(admin_actor, domain), domains, expected)
     assert wrong == []
     assert 0 < sum(accounted().values()) <= size * 3
 

@@ -3,7 +3,6 @@ company's window of newest notes is the same, computed again after any change ma
 anywhere, never another account's, bounded."""
 
 import math
-import threading
 import time
 from collections import Counter
 
@@ -18,6 +17,7 @@ from prospect_memory.notes.models import Note
 from prospect_memory.notes.selectors import dossier_recall
 from prospect_memory.notes.services.notes import note_delete
 from tests.factories import save_note
+from tests.helpers import recalled_in_threads
 
 pytestmark = pytest.mark.django_db
 
@@ -339,24 +339,8 @@ def test_recalls_in_threads_share_what_is_kept_and_answer_right(admin_actor, lim
             save_note(admin_actor, domain=domain, body=BODY)
     expected = {d: computed(admin_actor, d) for d in domains}
     limits(OVERLAP_PAIRS_KEPT=6)  # threads keep and drop entries under one another
-    failures: list[BaseException] = []
-
-    def recall_many(offset: int) -> None:
-        try:
-            for i in range(30):
-                domain = domains[(i + offset) % len(domains)]
-                assert pairs_of(admin_actor, domain) == expected[domain]
-        except BaseException as error:  # reported by the main thread
-            failures.append(error)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=recall_many, args=(k,)) for k in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert failures == []
+    wrong = recalled_in_threads(lambda domain: pairs_of(admin_actor, domain), domains, expected)
+    assert wrong == []
     assert len(pairs._kept) <= 3  # this account's half of the places
     assert held_by_account() == {admin_actor.account.pk: len(pairs._kept)}
 
