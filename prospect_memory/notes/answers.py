@@ -6,9 +6,11 @@ about a third of what a web process spends on the recall of a full dossier. So a
 keeps, for each note it last answered with, the answer as it made it, under the note's
 account and id, beside the row it made it from: every column the answer is made of (the
 three ciphertexts, the source URLs, the dates, the names of who wrote it). A recall that
-reads the same row again is given a copy of the kept answer, its freshness worked out for
-the day of the recall (``rules.freshness``); a row that differs in any column is made
-again, and its answer replaces the one kept. Nothing is invalidated, since nothing is
+reads the same row again is given the kept answer itself, with its length in JSON (the
+payload cap's measure): read-only (``payloads.ReadOnlyDict``, no caller can change what
+the next is given), and fresh for the day of the recall (``rules.freshness``; made fresh
+once a day). A row that differs in any column is made again, and its answer replaces the
+one kept. Nothing is invalidated, since nothing is
 trusted but the row itself: a change made in any process reads as another row.
 
 Unlike ``notes.pairs``, this holds notes' text, as the same process holds the keys that
@@ -38,7 +40,7 @@ from typing import TYPE_CHECKING, cast
 
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.kept import Places
-from prospect_memory.notes.payloads import note_answer_copy
+from prospect_memory.notes.payloads import ReadOnlyDict, json_size, read_only, with_freshness
 from prospect_memory.notes.rules import freshness
 
 if TYPE_CHECKING:
@@ -61,10 +63,12 @@ _ID, _ACCOUNT, _OBSERVED = 0, 1, 5
 Key = tuple[int, str]  # account, note id
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Entry:
     row: tuple
-    answer: dict
+    answer: ReadOnlyDict  # fresh for ``day``: handed out as it is
+    size: int  # the answer's length in JSON
+    day: tuple[date, date]  # the day it is fresh for, and that day's stale cutoff
     made: float  # on the clock below
 
 
@@ -83,13 +87,15 @@ _clock = time.monotonic  # the time that answers are kept by (tests move it)
 
 def note_answers(
     rows: list[tuple], *, today: date, cutoff: date, ring: Keyring, make: Callable[[tuple], dict]
-) -> list[dict]:
-    """The answers of the recall statement's ``rows``, in order, each the recall's own: a
-    copy of the one kept where its row is the same, with its freshness for ``today``; the
-    others made by ``make`` and kept."""
-    answers: list[dict | None] = []
+) -> tuple[list[dict], list[int]]:
+    """The answers of the recall statement's ``rows``, in order, and the length of each in
+    JSON. Each is read-only, fresh for ``today``: the one kept where its row is the same
+    (made fresh for the day once a day), the others made by ``make`` and kept."""
+    answers: list[ReadOnlyDict | None] = []
+    sizes: list[int] = []
     missing: list[int] = []  # where a row's answer is made
     limit = notes_settings.NOTE_ANSWERS_KEPT_BYTES
+    day = (today, cutoff)
     with _lock:
         if _totals.ring is not ring or limit <= 0:
             _kept.clear()
@@ -99,27 +105,29 @@ def note_answers(
         for row in rows:
             entry = _kept.get((row[_ACCOUNT], row[_ID]))
             if entry is not None and entry.row == _comparable(row):
-                stale, age_days = freshness(row[_OBSERVED], today=today, cutoff=cutoff)
-                answers.append(note_answer_copy(entry.answer, stale=stale, age_days=age_days))
+                if entry.day != day:  # a day on, or another stale cutoff: fresh for this one
+                    stale, age_days = freshness(row[_OBSERVED], today=today, cutoff=cutoff)
+                    entry.answer = with_freshness(entry.answer, stale=stale, age_days=age_days)
+                    entry.size, entry.day = json_size(entry.answer), day
+                answers.append(entry.answer)
+                sizes.append(entry.size)
             else:
                 missing.append(len(answers))
                 answers.append(None)
+                sizes.append(0)
     for position in missing:  # made unlocked: other threads' recalls go on
-        answers[position] = make(rows[position])
+        answer = read_only(make(rows[position]))
+        answers[position], sizes[position] = answer, json_size(answer)
     if missing and limit > 0:
         made = _clock()
         with _lock:
             if _totals.ring is ring:
                 for position in missing:
-                    row, answer = rows[position], cast(dict, answers[position])
-                    entry = _Entry(_comparable(row), answer, made)
+                    row, answer = rows[position], cast(ReadOnlyDict, answers[position])
+                    entry = _Entry(_comparable(row), answer, sizes[position], day, made)
                     _kept.put((row[_ACCOUNT], row[_ID]), entry, _size(row, answer), limit)
-                    # The recall's own from now on: what is kept is never handed out.
-                    answers[position] = note_answer_copy(
-                        answer, stale=answer["stale"], age_days=answer["age_days"]
-                    )
                 _sweep_in_the_background()
-    return answers  # type: ignore[return-value]  # every place filled
+    return answers, sizes  # type: ignore[return-value]  # every place filled
 
 
 def forget(account_id: int | None = None, note_ids: list[str] | None = None) -> None:

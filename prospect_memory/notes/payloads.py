@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
+from outreach.renderers import dumps
 from prospect_memory.core.integrity import Flag, integrity_data
 from prospect_memory.notes.records import (
     CompactResult,
@@ -77,18 +78,70 @@ def note_answer(
     return data
 
 
-def note_answer_copy(answer: dict, *, stale: bool, age_days: int) -> dict:
-    """A copy of a :func:`note_answer` that shares nothing that could be changed in it
-    (its lists and dicts copied too: kept answers are handed out so), its freshness
-    ``stale`` and ``age_days``."""
-    copy = answer.copy()  # the same keys in the same order
-    copy["source_urls"] = list(answer["source_urls"])
-    copy["stale"], copy["age_days"] = stale, age_days
-    copy["attribution"] = answer["attribution"].copy()
-    integrity = answer.get("integrity")
-    if integrity is not None:
-        copy["integrity"] = {**integrity, "flags": [flag.copy() for flag in integrity["flags"]]}
-    return copy
+def _refused(*_args, **_kwargs):
+    raise TypeError("a kept note answer is shared and read-only: change a copy of it")
+
+
+class ReadOnlyDict(dict):
+    """A dict no one may change: a note answer a process keeps is handed to every recall
+    that reads its row, as it is. JSON writes it as any dict, it equals a dict of the same
+    items, and ``dict(it)`` or ``it.copy()`` is a plain dict to change."""
+
+    __slots__ = ()
+
+    __setitem__ = __delitem__ = __ior__ = _refused
+    clear = pop = popitem = setdefault = update = _refused
+
+    def __reduce__(self):
+        return ReadOnlyDict, (dict(self),)  # copied and pickled as what it holds
+
+    def copy(self) -> dict:
+        return dict(self)
+
+
+class ReadOnlyList(list):
+    """A list no one may change (see :class:`ReadOnlyDict`); it equals a list of the same
+    items."""
+
+    __slots__ = ()
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refused
+    append = extend = insert = pop = remove = clear = sort = reverse = _refused
+
+    def __reduce__(self):
+        return ReadOnlyList, (list(self),)
+
+    def copy(self) -> list:
+        return list(self)
+
+
+def read_only(value):
+    """``value`` (an answer: dicts, lists, and values JSON writes) with every dict and list
+    in it made read-only."""
+    if isinstance(value, dict):
+        return ReadOnlyDict({key: read_only(item) for key, item in value.items()})
+    if isinstance(value, list):
+        return ReadOnlyList(read_only(item) for item in value)
+    return value
+
+
+def with_freshness(answer: ReadOnlyDict, *, stale: bool, age_days: int) -> ReadOnlyDict:
+    """A read-only note answer as ``answer``, fresh as ``stale`` and ``age_days`` say (its
+    keys in the same order; what it holds, read-only already, shared)."""
+    fresh = dict(answer)
+    fresh["stale"], fresh["age_days"] = stale, age_days
+    return ReadOnlyDict(fresh)
+
+
+def json_size(value) -> int:
+    """How many bytes ``value`` takes in an answer's JSON."""
+    return len(dumps(value))
+
+
+def json_array_size(sizes: list[int]) -> int:
+    """How many bytes a JSON array of values of ``sizes`` takes, as :func:`json_size`
+    counts it (``[``, the values with a comma between each two, ``]``)."""
+    return 2 + sum(sizes) + max(len(sizes) - 1, 0)
 
 
 def _campaign(campaign) -> dict:

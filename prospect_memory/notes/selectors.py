@@ -16,7 +16,6 @@ from oauth2_provider.models import get_application_model
 from outreach.access import Actor, require_outreach
 from outreach.characters import readable_name
 from outreach.models import Member
-from outreach.renderers import dumps
 from outreach.selectors import relationship_from_row, relationship_query
 from pgstatements import literal, reads_elsewhere, run, run_one, vector_param
 from prospect_memory.core.crypto import keyring, row_binding, unseal, unseal_bound
@@ -30,7 +29,7 @@ from prospect_memory.notes.domains import resolve_domain
 from prospect_memory.notes.errors import NotFound
 from prospect_memory.notes.index import index_ready, indexed_expression
 from prospect_memory.notes.models import Compaction, Dossier, Note
-from prospect_memory.notes.payloads import note_answer
+from prospect_memory.notes.payloads import json_array_size, note_answer
 from prospect_memory.notes.records import NearNotes, NotesPage, NoteView, Recall
 from prospect_memory.notes.rules import (
     ACTIVE_IN_DOSSIER,
@@ -405,15 +404,16 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
     today = utc_today()
     ring, cutoff = keyring(), stale_cutoff(today)
     newest = note_rows[0][5] if note_rows else None
+    note_payloads, sizes = answers.note_answers(
+        note_rows,
+        today=today,
+        cutoff=cutoff,
+        ring=ring,
+        make=lambda row: note_answer_from_row(row, today=today, ring=ring, cutoff=cutoff),
+    )
     recall = Recall(
         domain=resolved.domain,
-        note_payloads=answers.note_answers(
-            note_rows,
-            today=today,
-            cutoff=cutoff,
-            ring=ring,
-            make=lambda row: note_answer_from_row(row, today=today, ring=ring, cutoff=cutoff),
-        ),
+        note_payloads=note_payloads,
         note_count=len(note_rows),
         overlap_pairs=pairs.answer_and_keep(pairs_key, kept, pair_rows),
         relationship=relationship,
@@ -422,20 +422,19 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
         stale=dossier_stale(newest),
         compaction_suggested=compaction_suggested(len(note_rows)),
     )
-    _apply_payload_cap(recall, actor, query)
+    _apply_payload_cap(recall, actor, query, sizes)
     return recall
 
 
-def _json_size(value) -> int:
-    return len(dumps(value))
-
-
-def _apply_payload_cap(recall: Recall, actor: Actor, query: str | None) -> None:
-    """Above RECALL_PAYLOAD_MAX_BYTES keep the best-ranked notes that fit, newest first."""
+def _apply_payload_cap(
+    recall: Recall, actor: Actor, query: str | None, note_sizes: list[int]
+) -> None:
+    """Above RECALL_PAYLOAD_MAX_BYTES keep the best-ranked notes that fit, newest first.
+    ``note_sizes``: each note's length in JSON, in order."""
     cap = notes_settings.RECALL_PAYLOAD_MAX_BYTES
-    if _json_size(recall.note_payloads) <= cap:
+    if json_array_size(note_sizes) <= cap:
         return
-    sizes = {p["id"]: _json_size(p) for p in recall.note_payloads}
+    sizes = {p["id"]: size for p, size in zip(recall.note_payloads, note_sizes, strict=True)}
     ranked = [p["id"] for p in recall.note_payloads]  # recency
     if query and query.strip():
         embedded = embed_within_budget(query.strip(), query=True)

@@ -2,6 +2,7 @@
 the very row they were made from, fresh for the day, never another account's or another
 note's, dropped with an erasure or a change of keys, bounded."""
 
+import copy
 import gc
 import os
 import threading
@@ -12,10 +13,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 
+from outreach.renderers import dumps
 from prospect_memory.core.crypto import DecryptionError, Keyring, generate_key
 from prospect_memory.lifecycle.erase import erase_company
 from prospect_memory.notes import answers, selectors
 from prospect_memory.notes.models import Note
+from prospect_memory.notes.payloads import json_array_size
 from prospect_memory.notes.rules import utc_today
 from prospect_memory.notes.selectors import dossier_recall
 from prospect_memory.notes.services.notes import note_unflag
@@ -236,18 +239,65 @@ def test_the_count_covers_what_kept_answers_take(admin_actor, agent_actor, flagg
         assert all(len(a["integrity"]["flags"]) == 10 for a in notes_of(admin_actor, "c0.dev"))
 
 
-def test_an_answer_handed_out_shares_nothing_with_what_is_kept(admin_actor, agent_actor):
+def test_an_answer_handed_out_cannot_be_changed_by_its_caller(admin_actor, agent_actor):
     save_note(agent_actor, body=POISON)
     for _ in range(2):  # made and kept, then taken from what is kept
-        changed = notes_of(admin_actor)[0]
-        changed["body"] = "changed by a caller"
-        changed["attribution"]["member"] = "changed"
-        changed["integrity"]["flags"][0]["text"] = "changed"
-        changed["integrity"]["flags"].clear()
-        changed["source_urls"].append("https://evil.example/")
+        given = notes_of(admin_actor)[0]
+        changes = [
+            lambda g: g.__setitem__("body", "changed by a caller"),
+            lambda g: g.update(body="changed"),
+            lambda g: g.pop("body"),
+            lambda g: g.setdefault("extra", 1),
+            lambda g: g.__delitem__("title"),
+            lambda g: g["attribution"].__setitem__("member", "changed"),
+            lambda g: g["integrity"]["flags"][0].__setitem__("text", "changed"),
+            lambda g: g["integrity"]["flags"].clear(),
+            lambda g: g["integrity"]["flags"].__setitem__(0, {}),
+            lambda g: g["source_urls"].append("https://evil.example/"),
+            lambda g: g["source_urls"].__iadd__(["https://evil.example/"]),
+        ]
+        for change in changes:
+            with pytest.raises(TypeError, match="read-only"):
+                change(given)
+        mine = given.copy()  # a copy is the caller's to change
+        mine["body"] = "changed by a caller"
+        assert type(mine) is dict
+        assert copy.deepcopy(given) == copy.copy(given) == given
     again = notes_of(admin_actor)
     assert again == as_made_anew(admin_actor)
     assert again[0]["body"] == POISON
+
+
+def test_each_answers_json_length_is_counted_exactly(admin_actor, agent_actor, limits, monkeypatch):
+    observed = utc_today() - timedelta(days=5)
+    save_note(agent_actor, body=POISON, observed_at=observed.isoformat())
+    save_note(admin_actor, title="Zürich — 東京 ✓", body='Ünïcødé \u2028 "quoted" \\ text')
+    save_note(admin_actor, observed_at=(utc_today() - timedelta(days=400)).isoformat())
+
+    given_out = []
+    note_answers = answers.note_answers
+
+    def recording(*args, **kwargs):
+        given_out.append(note_answers(*args, **kwargs))
+        return given_out[-1]
+
+    monkeypatch.setattr(answers, "note_answers", recording)
+
+    def measured():
+        recall = dossier_recall(actor=admin_actor, domain="acme.dev")
+        given, sizes = given_out[-1]
+        assert given == recall.note_payloads
+        assert len(given) == 3
+        assert sizes == [len(dumps(answer)) for answer in given]
+        assert json_array_size(sizes) == len(dumps(given))
+
+    measured()  # made, and kept
+    measured()  # taken from what is kept
+    limits(STALE_AFTER_DAYS=3)  # another cutoff: made fresh for it
+    measured()
+    monkeypatch.setattr(selectors, "utc_today", lambda: utc_today() + timedelta(days=7000))
+    measured()  # four digits of age, and stale
+    assert json_array_size([]) == len(dumps([]))
 
 
 def test_new_keys_keep_nothing_made_under_the_old(admin_actor, settings, decrypted):
