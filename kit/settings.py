@@ -357,8 +357,7 @@ KIT_JSON_MAX_DEPTH = whole(env, "KIT_JSON_MAX_DEPTH", 64, least=1)
 KIT_REQUEST_LINE_MAX_BYTES = REQUEST_LINE_MAX_BYTES
 # Anonymous OAuth client registrations (RFC 7591) per client address per hour; 0: off.
 KIT_CLIENT_REGISTRATIONS_PER_HOUR = whole(env, "KIT_CLIENT_REGISTRATIONS_PER_HOUR", 10)
-# Client names self-registration may not claim (case, spacing and look-alikes ignored;
-# a name that starts with one followed by a space is refused too).
+# Names self-registered clients may not claim or begin with ("Kit Helper"), look-alikes too.
 KIT_RESERVED_CLIENT_NAMES = env.list("KIT_RESERVED_CLIENT_NAMES", default=["Kit"])
 # Browser origins allowed to call /mcp besides Kit's own (MCP's DNS-rebinding guard).
 MCP_ALLOWED_ORIGINS = env.list("MCP_ALLOWED_ORIGINS", default=[])
@@ -370,6 +369,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["outreach.renderers.FastJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["outreach.jsonbody.StrictJSONParser"],
     "UNAUTHENTICATED_USER": None,
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "outreach.renderers.JSONFirstNegotiation",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Kit prospect memory API",
