@@ -357,7 +357,7 @@ KIT_JSON_MAX_DEPTH = whole(env, "KIT_JSON_MAX_DEPTH", 64, least=1)
 KIT_REQUEST_LINE_MAX_BYTES = REQUEST_LINE_MAX_BYTES
 # Anonymous OAuth client registrations (RFC 7591) per client address per hour; 0: off.
 KIT_CLIENT_REGISTRATIONS_PER_HOUR = whole(env, "KIT_CLIENT_REGISTRATIONS_PER_HOUR", 10)
-# Names self-registered clients may not claim or begin with ("Kit Helper"), look-alikes too.
+# Names no self-registered client may take, alone or as its first word ("Kit Helper").
 KIT_RESERVED_CLIENT_NAMES = env.list("KIT_RESERVED_CLIENT_NAMES", default=["Kit"])
 # Browser origins allowed to call /mcp besides Kit's own (MCP's DNS-rebinding guard).
 MCP_ALLOWED_ORIGINS = env.list("MCP_ALLOWED_ORIGINS", default=[])

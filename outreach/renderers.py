@@ -17,7 +17,10 @@ def dumps(value) -> bytes:
         return orjson.dumps(value, default=str)
     except (TypeError, orjson.JSONEncodeError):
         # orjson stops at 64-bit integers; an error may echo a bigger number it was sent.
-        return json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
+        # Written as orjson writes (no spaces): an answer's length is the same either way.
+        return json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":")).encode(
+            "utf-8"
+        )
 
 
 class FastJSONRenderer(JSONRenderer):
@@ -35,10 +38,10 @@ class JSONFirstNegotiation(DefaultContentNegotiation):
     by DRF as before (``text/html`` alone: 406)."""
 
     def select_renderer(self, request, renderers, format_suffix=None):
-        renderer = renderers[0]
+        renderer = renderers[0] if renderers else None
         if (
             format_suffix is None
-            and isinstance(renderer, FastJSONRenderer)
+            and type(renderer) is FastJSONRenderer
             and request.META.get("HTTP_ACCEPT", "*/*") in _ANY_JSON
             and self.settings.URL_FORMAT_OVERRIDE not in request.query_params
         ):

@@ -7,6 +7,7 @@ query.
 
 from __future__ import annotations
 
+from copy import deepcopy
 from datetime import date, datetime
 
 from outreach.renderers import dumps
@@ -85,18 +86,30 @@ def _refused(*_args, **_kwargs):
 class ReadOnlyDict(dict):
     """A dict no one may change: a note answer a process keeps is handed to every recall
     that reads its row, as it is. JSON writes it as any dict, it equals a dict of the same
-    items, and ``dict(it)`` or ``it.copy()`` is a plain dict to change."""
+    items, and ``dict(it)``, ``it.copy()`` or ``copy.deepcopy(it)`` is a plain dict to change.
+    (``dict.__setitem__(it, ...)`` and C code such as ``heapq`` on a list go around it:
+    a guard against mistakes, not against code that means to.)"""
 
     __slots__ = ()
 
     __setitem__ = __delitem__ = __ior__ = _refused
     clear = pop = popitem = setdefault = update = _refused
 
+    def __init__(self, *args, **kwargs) -> None:
+        if self:  # made once: never filled again in place
+            _refused()
+        super().__init__(*args, **kwargs)
+
     def __reduce__(self):
-        return ReadOnlyDict, (dict(self),)  # copied and pickled as what it holds
+        return ReadOnlyDict, (dict(self),)  # pickled as what it holds, read-only again
 
     def copy(self) -> dict:
         return dict(self)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo) -> dict:
+        return {key: deepcopy(item, memo) for key, item in self.items()}
 
 
 class ReadOnlyList(list):
@@ -108,11 +121,21 @@ class ReadOnlyList(list):
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _refused
     append = extend = insert = pop = remove = clear = sort = reverse = _refused
 
+    def __init__(self, *args) -> None:
+        if self:
+            _refused()
+        super().__init__(*args)
+
     def __reduce__(self):
         return ReadOnlyList, (list(self),)
 
     def copy(self) -> list:
         return list(self)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo) -> list:
+        return [deepcopy(item, memo) for item in self]
 
 
 def read_only(value):

@@ -448,12 +448,14 @@ def _apply_payload_cap(
             order = {note_id: i for i, note_id in enumerate(ranked)}
             ranked.sort(key=lambda i: (distances.get(i) is None, distances.get(i) or 0.0, order[i]))
             recall.ranking = "query"
+    # The kept notes' array within the cap to the byte: 1 + each note's length and comma
+    # (the last one's is the closing bracket), as ``json_array_size`` counts it.
     kept: set[str] = set()
-    budget = cap
+    budget = cap - 1
     for note_id in ranked:
-        if sizes[note_id] <= budget:
+        if sizes[note_id] + 1 <= budget:
             kept.add(note_id)
-            budget -= sizes[note_id]
+            budget -= sizes[note_id] + 1
     recall.omitted_note_ids = [p["id"] for p in recall.note_payloads if p["id"] not in kept]
     recall.note_payloads = [p for p in recall.note_payloads if p["id"] in kept]
     recall.truncated = True

@@ -5,7 +5,9 @@ from datetime import timedelta
 
 import pytest
 
+from outreach.renderers import dumps
 from outreach.services import suppression_add
+from prospect_memory.notes import answers
 from prospect_memory.notes.models import Note
 from prospect_memory.notes.payloads import recall_data
 from prospect_memory.notes.rules import utc_today
@@ -210,6 +212,20 @@ def test_payload_cap_keeps_newest_that_fit(admin_actor, limits):
     assert recall.note_count == 5
     assert recall.ranking == "recency"
     assert recall.stale is False
+
+
+@pytest.mark.parametrize("over", [0, 1])
+def test_payload_cap_holds_to_the_byte(admin_actor, limits, over):
+    for i in range(3):
+        save_note(admin_actor, body=f"{i} " + "z" * 2_000, observed_at=days_ago(3 - i))
+    recall = dossier_recall(actor=admin_actor, domain="acme.dev")  # made, then kept
+    whole = len(dumps(recall.note_payloads))
+    limits(RECALL_PAYLOAD_MAX_BYTES=whole - over)
+    for _ in range(2):  # made anew, and taken from what is kept
+        recall = dossier_recall(actor=admin_actor, domain="acme.dev")
+        assert recall.truncated is bool(over)
+        assert len(recall.note_payloads) == (2 if over else 3)
+        answers.forget()
 
 
 def test_payload_cap_ranks_by_query_when_given(admin_actor, limits):

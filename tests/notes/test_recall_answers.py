@@ -5,6 +5,7 @@ note's, dropped with an erasure or a change of keys, bounded."""
 import copy
 import gc
 import os
+import pickle
 import threading
 import tracemalloc
 from datetime import timedelta
@@ -255,6 +256,13 @@ def test_an_answer_handed_out_cannot_be_changed_by_its_caller(admin_actor, agent
             lambda g: g["integrity"]["flags"].__setitem__(0, {}),
             lambda g: g["source_urls"].append("https://evil.example/"),
             lambda g: g["source_urls"].__iadd__(["https://evil.example/"]),
+            lambda g: g["source_urls"].sort(),
+            lambda g: g["source_urls"].reverse(),
+            lambda g: g["source_urls"].__init__(["https://evil.example/"]),
+            lambda g: g.__ior__({"body": "changed"}),
+            lambda g: g.popitem(),
+            lambda g: g.clear(),
+            lambda g: g.__init__(body="changed"),
         ]
         for change in changes:
             with pytest.raises(TypeError, match="read-only"):
@@ -262,7 +270,14 @@ def test_an_answer_handed_out_cannot_be_changed_by_its_caller(admin_actor, agent
         mine = given.copy()  # a copy is the caller's to change
         mine["body"] = "changed by a caller"
         assert type(mine) is dict
-        assert copy.deepcopy(given) == copy.copy(given) == given
+        mine = copy.copy(given)  # the caller's own, what it holds still shared
+        mine["body"] = "changed by a caller"
+        mine = copy.deepcopy(given)  # the caller's own, all of it
+        assert mine == given
+        mine["attribution"]["member"] = "changed by a caller"
+        mine["integrity"]["flags"].clear()
+        assert pickle.loads(pickle.dumps(given)) == given  # noqa: S301  (our own bytes)
+        assert type(pickle.loads(pickle.dumps(given))) is type(given)  # noqa: S301
     again = notes_of(admin_actor)
     assert again == as_made_anew(admin_actor)
     assert again[0]["body"] == POISON

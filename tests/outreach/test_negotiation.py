@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 from django.http import Http404
 from django.test import RequestFactory
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, NotAcceptable
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
+from rest_framework.settings import api_settings
 
 from outreach.renderers import FastJSONRenderer, JSONFirstNegotiation
 from tests.helpers import bearer
@@ -44,6 +45,29 @@ def chosen(negotiation, accept, format_):
 def test_every_request_is_negotiated_as_drf_does(accept, format_):
     ours = chosen(JSONFirstNegotiation(), accept, format_)
     assert ours == chosen(DefaultContentNegotiation(), accept, format_)
+
+
+def test_the_api_negotiates_so():
+    assert api_settings.DEFAULT_CONTENT_NEGOTIATION_CLASS is JSONFirstNegotiation
+
+
+@pytest.mark.parametrize("suffix", ["json", "html"])
+def test_a_format_suffix_is_negotiated_as_drf_does(suffix):
+    def with_suffix(negotiation):
+        request = Request(RequestFactory().get("/api/v1/recall"))
+        try:
+            return type(negotiation.select_renderer(request, [FastJSONRenderer()], suffix)[0])
+        except Http404:
+            return Http404
+
+    assert with_suffix(JSONFirstNegotiation()) == with_suffix(DefaultContentNegotiation())
+
+
+def test_no_renderer_is_refused_as_drf_does():
+    request = Request(RequestFactory().get("/api/v1/recall"))
+    for negotiation in (JSONFirstNegotiation(), DefaultContentNegotiation()):
+        with pytest.raises(NotAcceptable):
+            negotiation.select_renderer(request, [])
 
 
 @pytest.mark.django_db
