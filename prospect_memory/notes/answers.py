@@ -41,7 +41,18 @@ from typing import TYPE_CHECKING, cast
 from prospect_memory.notes.conf import notes_settings
 from prospect_memory.notes.kept import Places
 from prospect_memory.notes.payloads import ReadOnlyDict, json_size, read_only, with_freshness
-from prospect_memory.notes.rules import freshness
+from prospect_memory.notes.rules import (
+    NOTE_ACCOUNT,
+    NOTE_BODY,
+    NOTE_CLIENT,
+    NOTE_ID,
+    NOTE_INTEGRITY,
+    NOTE_MEMBER,
+    NOTE_OBSERVED,
+    NOTE_SOURCES,
+    NOTE_TITLE,
+    freshness,
+)
 
 if TYPE_CHECKING:
     from prospect_memory.core.crypto import Keyring
@@ -55,10 +66,6 @@ FLAG_OVERHEAD_BYTES = 512
 
 #: How often a process's own thread drops the answers kept too long, recalls or not.
 SWEEP_SECONDS = 30.0
-
-#: Where the recall statement's row holds the note's id, its account and the day it was
-#: observed (``selectors._recall_notes_statement``).
-_ID, _ACCOUNT, _OBSERVED = 0, 1, 5
 
 Key = tuple[int, str]  # account, note id
 
@@ -101,12 +108,12 @@ def note_answers(
             _kept.clear()
             _totals.ring = ring
         _expire(_clock())
-        _kept.within(limit, {row[_ACCOUNT] for row in rows})  # a bound lowered since
+        _kept.within(limit, {row[NOTE_ACCOUNT] for row in rows})  # a bound lowered since
         for row in rows:
-            entry = _kept.get((row[_ACCOUNT], row[_ID]))
+            entry = _kept.get((row[NOTE_ACCOUNT], row[NOTE_ID]))
             if entry is not None and entry.row == _comparable(row):
                 if entry.day != day:  # a day on, or another stale cutoff: fresh for this one
-                    stale, age_days = freshness(row[_OBSERVED], today=today, cutoff=cutoff)
+                    stale, age_days = freshness(row[NOTE_OBSERVED], today=today, cutoff=cutoff)
                     entry.answer = with_freshness(entry.answer, stale=stale, age_days=age_days)
                     entry.size, entry.day = json_size(entry.answer), day
                 answers.append(entry.answer)
@@ -125,7 +132,7 @@ def note_answers(
                 for position in missing:
                     row, answer = rows[position], cast(ReadOnlyDict, answers[position])
                     entry = _Entry(_comparable(row), answer, sizes[position], day, made)
-                    _kept.put((row[_ACCOUNT], row[_ID]), entry, _size(row, answer), limit)
+                    _kept.put((row[NOTE_ACCOUNT], row[NOTE_ID]), entry, _size(row, answer), limit)
                 _sweep_in_the_background()
     return answers, sizes  # type: ignore[return-value]  # every place filled
 
@@ -149,14 +156,20 @@ def kept_bytes() -> int:
 
 def _comparable(row: tuple) -> tuple:
     """The row as it is compared with a kept one: its source URLs (a list) as a tuple."""
-    return (*row[:4], tuple(row[4]), *row[5:])
+    return (*row[:NOTE_SOURCES], tuple(row[NOTE_SOURCES]), *row[NOTE_SOURCES + 1 :])
 
 
 def _size(row: tuple, answer: dict) -> int:
     """What keeping ``answer`` made from ``row`` takes: its texts and the row's (the
     ciphertexts, URLs and names), each flag with its quote and explanation, and a fixed
     part for the containers."""
-    texts = (answer["title"], answer["body"], *row[2:4], *row[7:10], *row[4])
+    texts = (
+        answer["title"],
+        answer["body"],
+        *(row[place] for place in (NOTE_TITLE, NOTE_BODY, NOTE_MEMBER, NOTE_CLIENT)),
+        row[NOTE_INTEGRITY],
+        *row[NOTE_SOURCES],
+    )
     size = ENTRY_OVERHEAD_BYTES + sum(map(sys.getsizeof, filter(None, texts)))
     for flag in answer.get("integrity", {}).get("flags", ()):
         size += (

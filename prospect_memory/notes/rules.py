@@ -38,6 +38,23 @@ IN_ITS_DOSSIER = "d.id = n.dossier_id AND d.account_id = n.account_id"
 ACTIVE_IN_DOSSIER = "n.account_id = %(account)s AND d.domain = %(domain)s AND n.status = %(active)s"
 NEWEST_FIRST = "n.observed_at DESC, n.created_at DESC, n.id"
 
+# The columns a note is read with for a view or an answer, by recall's and the nearest
+# notes' statements (``n`` the note, ``u`` the user of the member who wrote it, ``a`` the
+# client it came through), and where each is in a row: whoever reads a row takes its
+# parts by these places.
+(NOTE_ID, NOTE_ACCOUNT, NOTE_TITLE, NOTE_BODY, NOTE_SOURCES, NOTE_OBSERVED, NOTE_CREATED,
+ NOTE_MEMBER, NOTE_CLIENT, NOTE_INTEGRITY) = range(10)  # fmt: skip
+NOTE_COLUMN_COUNT = 10
+
+
+def note_columns(*, created_at: str, username: str) -> str:
+    """The select list of :data:`NOTE_ID` to :data:`NOTE_INTEGRITY`, in order: the time it
+    was stored as ``created_at`` writes it, the writer's name from ``u.<username>``."""
+    return (
+        "n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls, "
+        f"n.observed_at, {created_at}, u.{username}, a.name, n.integrity_ciphertext"
+    )
+
 
 def utc_today() -> date:
     return timezone.now().date()

@@ -35,9 +35,12 @@ from prospect_memory.notes.rules import (
     ACTIVE_IN_DOSSIER,
     IN_ITS_DOSSIER,
     NEWEST_FIRST,
+    NOTE_COLUMN_COUNT,
+    NOTE_OBSERVED,
     compaction_suggested,
     dossier_stale,
     freshness,
+    note_columns,
     stale_cutoff,
     stop_reasons,
     utc_today,
@@ -53,23 +56,29 @@ NOTE_TABLE = Note._meta.label_lower  # the binding of a note's sealed fields
 # per connection.
 
 
+def _note_read(created_at: str) -> tuple[str, str]:
+    """A note's columns (``rules.note_columns``, the time it was stored as ``created_at``
+    writes it) and the joins to who wrote it, for a statement reading ``n``."""
+    member, user = Member._meta.db_table, get_user_model()._meta.db_table
+    application = get_application_model()._meta.db_table
+    columns = note_columns(created_at=created_at, username=get_user_model().USERNAME_FIELD)
+    writers = f"""
+      LEFT JOIN {member} m ON m.id = n.member_id
+      LEFT JOIN {user} u ON u.id = m.user_id
+      LEFT JOIN {application} a ON a.id = n.oauth_application_id"""
+    return columns, writers
+
+
 @cache
 def _recall_notes_statement() -> str:
     note, dossier = Note._meta.db_table, Dossier._meta.db_table
-    member, user = Member._meta.db_table, get_user_model()._meta.db_table
-    application = get_application_model()._meta.db_table
-    username = get_user_model().USERNAME_FIELD
-    # note_answer_from_row unpacks these columns in this order; the time a note was stored
-    # comes in UTC without its zone, the answer's form in fewer steps.
+    # The time a note was stored comes in UTC without its zone: the answer's form in fewer
+    # steps (note_answer_from_row).
+    columns, writers = _note_read("n.created_at AT TIME ZONE 'UTC'")
     return f"""
-    SELECT n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
-           n.observed_at, n.created_at AT TIME ZONE 'UTC', u.{username}, a.name,
-           n.integrity_ciphertext
+    SELECT {columns}
       FROM {note} n
-      JOIN {dossier} d ON {IN_ITS_DOSSIER}
-      LEFT JOIN {member} m ON m.id = n.member_id
-      LEFT JOIN {user} u ON u.id = m.user_id
-      LEFT JOIN {application} a ON a.id = n.oauth_application_id
+      JOIN {dossier} d ON {IN_ITS_DOSSIER}{writers}
      WHERE {ACTIVE_IN_DOSSIER}
      ORDER BY {NEWEST_FIRST}
     """  # noqa: S608  (names from the models, values are parameters)
@@ -77,23 +86,16 @@ def _recall_notes_statement() -> str:
 
 def _nearest_notes(candidates: str) -> str:
     """The notes of ``candidates`` (a statement giving ``id`` and ``distance``, nearest
-    first, at most ``limit``), read with their company and who wrote them."""
+    first, at most ``limit``), read with their company and who wrote them: a note's
+    columns, then its domain and its distance."""
     note, dossier = Note._meta.db_table, Dossier._meta.db_table
-    member, user = Member._meta.db_table, get_user_model()._meta.db_table
-    application = get_application_model()._meta.db_table
-    username = get_user_model().USERNAME_FIELD
-    # note_view_from_row reads the first columns; then the domain and the distance.
+    columns, writers = _note_read("n.created_at")
     return f"""
     WITH nearest AS MATERIALIZED ({candidates})
-    SELECT n.id::text, n.account_id, n.title_ciphertext, n.body_ciphertext, n.source_urls,
-           n.observed_at, n.created_at, u.{username}, a.name, n.integrity_ciphertext,
-           d.domain, nearest.distance
+    SELECT {columns}, d.domain, nearest.distance
       FROM nearest
       JOIN {note} n ON n.id = nearest.id
-      JOIN {dossier} d ON d.id = n.dossier_id AND d.account_id = n.account_id
-      LEFT JOIN {member} m ON m.id = n.member_id
-      LEFT JOIN {user} u ON u.id = m.user_id
-      LEFT JOIN {application} a ON a.id = n.oauth_application_id
+      JOIN {dossier} d ON {IN_ITS_DOSSIER}{writers}
      ORDER BY nearest.distance, n.id
     """  # noqa: S608  (names from the models, values are parameters)
 
@@ -197,8 +199,14 @@ def notes_nearest(
     ring, cutoff = keyring(), stale_cutoff(today)
     found = [
         (
-            note_view_from_row(row[:10], domain=row[10], today=today, ring=ring, cutoff=cutoff),
-            float(row[11]),
+            note_view_from_row(
+                row[:NOTE_COLUMN_COUNT],
+                domain=row[NOTE_COLUMN_COUNT],
+                today=today,
+                ring=ring,
+                cutoff=cutoff,
+            ),
+            float(row[NOTE_COLUMN_COUNT + 1]),
         )
         for row in rows
     ]
@@ -403,7 +411,7 @@ def dossier_recall(*, actor: Actor, domain: object, query: str | None = None) ->
     relationship = relationship_from_row(relationship_rows[0])
     today = utc_today()
     ring, cutoff = keyring(), stale_cutoff(today)
-    newest = note_rows[0][5] if note_rows else None
+    newest = note_rows[0][NOTE_OBSERVED] if note_rows else None
     note_payloads, sizes = answers.note_answers(
         note_rows,
         today=today,
