@@ -166,8 +166,7 @@ def _size(row: tuple, answer: dict) -> int:
     texts = (
         answer["title"],
         answer["body"],
-        *(row[place] for place in (NOTE_TITLE, NOTE_BODY, NOTE_MEMBER, NOTE_CLIENT)),
-        row[NOTE_INTEGRITY],
+        *(row[at] for at in (NOTE_TITLE, NOTE_BODY, NOTE_MEMBER, NOTE_CLIENT, NOTE_INTEGRITY)),
         *row[NOTE_SOURCES],
     )
     size = ENTRY_OVERHEAD_BYTES + sum(map(sys.getsizeof, filter(None, texts)))

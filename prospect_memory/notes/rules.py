@@ -44,7 +44,7 @@ NEWEST_FIRST = "n.observed_at DESC, n.created_at DESC, n.id"
 # parts by these places.
 (NOTE_ID, NOTE_ACCOUNT, NOTE_TITLE, NOTE_BODY, NOTE_SOURCES, NOTE_OBSERVED, NOTE_CREATED,
  NOTE_MEMBER, NOTE_CLIENT, NOTE_INTEGRITY) = range(10)  # fmt: skip
-NOTE_COLUMN_COUNT = 10
+NOTE_COLUMN_COUNT = NOTE_INTEGRITY + 1
 
 
 def note_columns(*, created_at: str, username: str) -> str:
